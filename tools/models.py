@@ -1,0 +1,249 @@
+"""Transformer architectures as typed dimensions, and parameter counts computed from them.
+
+A `ModelArch` holds the dimensions published in a model's Hugging Face `config.json`. Every count
+(total, active, embeddings, each linear layer) is derived from those dimensions, never typed in, so
+it can be checked against the official figure. Module names follow the Llama naming used by PEFT
+(`q_proj`, ..., `down_proj`); families with other names (GPT-2 `c_attn`, BERT `query`, T5 `wi`)
+keep their real name in `LinearModule.hf_name`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Family = Literal["llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "t5"]
+ArchKind = Literal["decoder", "encoder", "encoder-decoder"]
+NormKind = Literal["rmsnorm", "layernorm"]
+
+
+class LinearModule(BaseModel):
+    """One kind of nn.Linear inside the transformer blocks, with how many instances the model has."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(description="PEFT-style module name, e.g. 'q_proj', 'down_proj', 'router'")
+    group: Literal["attention", "mlp"]
+    d_in: int = Field(gt=0, description="input features")
+    d_out: int = Field(gt=0, description="output features")
+    count: int = Field(gt=0, description="instances in the whole model (layers x experts)")
+    bias: bool
+    hf_name: str = Field(
+        default="",
+        description="name of the module in the Hugging Face implementation; several entries "
+        "sharing one hf_name are slices of one fused matrix (GPT-2 'c_attn', Phi-3 'qkv_proj')",
+    )
+
+    def params_each(self) -> int:
+        """Parameters of one instance: weight plus optional bias."""
+        return self.d_in * self.d_out + (self.d_out if self.bias else 0)
+
+    def num_params(self) -> int:
+        """Parameters of all instances."""
+        return self.count * self.params_each()
+
+
+class ParamBreakdown(BaseModel):
+    """Parameter counts by component; `total` is their sum."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embeddings: int = Field(ge=0, description="token (+ position, token type) embeddings and lm_head")
+    attention: int = Field(ge=0, description="attention projections, all layers")
+    mlp: int = Field(ge=0, description="MLP / expert projections and MoE routers, all layers")
+    norms: int = Field(ge=0, description="RMSNorm / LayerNorm weights and biases")
+    other: int = Field(ge=0, description="pooler, relative attention bias tables")
+    total: int = Field(ge=0, description="sum of the components")
+
+
+class ModelArch(BaseModel):
+    """Dimensions of a transformer, as in its Hugging Face config.json."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(description="canonical id, e.g. 'meta-llama/Llama-3.1-8B'")
+    name: str = Field(description="display name, e.g. 'Llama 3.1 8B'")
+    family: str = Field(description="'llama', 'mistral', 'mixtral', 'qwen2', 'gemma2', ...")
+    arch: ArchKind
+    hidden_size: int = Field(gt=0)
+    num_layers: int = Field(gt=0, description="decoder layers; encoder layers for T5")
+    num_decoder_layers: int = Field(default=0, ge=0, description="T5 decoder layers, else 0")
+    num_heads: int = Field(gt=0)
+    num_kv_heads: int = Field(gt=0, description="key/value heads (grouped-query attention)")
+    head_dim: int = Field(gt=0)
+    intermediate_size: int = Field(gt=0, description="MLP inner width (per expert for MoE)")
+    vocab_size: int = Field(gt=0)
+    max_position_embeddings: int = Field(gt=0, description="context length in tokens")
+    tied_embeddings: bool = Field(description="lm_head shares the input embedding matrix")
+    gated_mlp: bool = Field(description="SwiGLU/GeGLU: gate, up, down; else up, down")
+    num_experts: int = Field(default=1, gt=0)
+    experts_per_token: int = Field(default=1, gt=0)
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    norm: NormKind
+    norms_per_layer: int = Field(default=2, ge=0, description="per (encoder) layer; Gemma 2: 4")
+    final_norm: bool = Field(default=True, description="a norm after the last layer (per stack)")
+    embedding_norm: bool = Field(default=False, description="a norm after the embeddings (BERT)")
+    learned_positions: bool = Field(default=False, description="max_position x hidden table")
+    type_vocab_size: int = Field(default=0, ge=0, description="BERT token-type embeddings")
+    pooler: bool = Field(default=False, description="BERT pooler: hidden x hidden + bias")
+    relative_attention_buckets: int = Field(
+        default=0, ge=0, description="T5: bucket x heads bias table in the first layer of a stack"
+    )
+    source: str = Field(description="where the dimensions come from, e.g. a config.json URL")
+    estimated: bool = Field(default=False, description="dimensions guessed from a parameter count")
+    assumptions: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _check_shape(self) -> ModelArch:
+        if self.num_heads % self.num_kv_heads:
+            raise ValueError(
+                f"num_heads ({self.num_heads}) must be a multiple of "
+                f"num_kv_heads ({self.num_kv_heads})"
+            )
+        if self.experts_per_token > self.num_experts:
+            raise ValueError(
+                f"experts_per_token ({self.experts_per_token}) must be at most "
+                f"num_experts ({self.num_experts})"
+            )
+        if (self.arch == "encoder-decoder") != (self.num_decoder_layers > 0):
+            raise ValueError("num_decoder_layers must be > 0 exactly for encoder-decoder models")
+        return self
+
+    @property
+    def q_dim(self) -> int:
+        """Width of the concatenated query heads."""
+        return self.num_heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        """Width of the concatenated key (or value) heads."""
+        return self.num_kv_heads * self.head_dim
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 1
+
+    def _attention_instances(self) -> int:
+        """Attention blocks: one per layer; T5 decoder layers have self- and cross-attention."""
+        return self.num_layers + 2 * self.num_decoder_layers
+
+    def _mlp_layers(self) -> int:
+        return self.num_layers + self.num_decoder_layers
+
+    def linear_modules(self) -> list[LinearModule]:
+        """Every nn.Linear in the transformer blocks (what LoRA can target), one entry per name.
+
+        Embeddings, lm_head and the BERT pooler are not included. MoE routers are ('router').
+        """
+        return self._attention_modules() + self._mlp_modules()
+
+    def _attention_modules(self) -> list[LinearModule]:
+        n, h = self._attention_instances(), self.hidden_size
+        hf = _HF_ATTENTION_NAMES.get(self.family, {})
+        shapes = [
+            ("q_proj", h, self.q_dim, self.qkv_bias),
+            ("k_proj", h, self.kv_dim, self.qkv_bias),
+            ("v_proj", h, self.kv_dim, self.qkv_bias),
+            ("o_proj", self.q_dim, h, self.o_bias),
+        ]
+        return [
+            LinearModule(
+                name=name, group="attention", d_in=d_in, d_out=d_out, count=n, bias=bias,
+                hf_name=hf.get(name, name),
+            )  # fmt: skip
+            for name, d_in, d_out, bias in shapes
+        ]
+
+    def _mlp_modules(self) -> list[LinearModule]:
+        n = self._mlp_layers() * self.num_experts
+        h, inter, bias = self.hidden_size, self.intermediate_size, self.mlp_bias
+        hf = _HF_MLP_NAMES.get(self.family, {})
+        shapes = [("gate_proj", h, inter)] if self.gated_mlp else []
+        shapes += [("up_proj", h, inter), ("down_proj", inter, h)]
+        modules = [
+            LinearModule(
+                name=name, group="mlp", d_in=d_in, d_out=d_out, count=n, bias=bias,
+                hf_name=hf.get(name, name),
+            )  # fmt: skip
+            for name, d_in, d_out in shapes
+        ]
+        if self.is_moe:
+            modules.append(
+                LinearModule(
+                    name="router", group="mlp", d_in=h, d_out=self.num_experts,
+                    count=self._mlp_layers(), bias=False, hf_name="gate",
+                )  # fmt: skip
+            )
+        return modules
+
+    def embedding_params(self) -> int:
+        """Input embeddings, plus an untied lm_head, learned positions and token types."""
+        rows = self.vocab_size * (1 if self.tied_embeddings else 2)
+        if self.learned_positions:
+            rows += self.max_position_embeddings
+        rows += self.type_vocab_size
+        return rows * self.hidden_size
+
+    def norm_params(self) -> int:
+        """All RMSNorm (weight) / LayerNorm (weight + bias) parameters."""
+        per_norm = self.hidden_size * (2 if self.norm == "layernorm" else 1)
+        norms = self.num_layers * self.norms_per_layer + int(self.final_norm)
+        if self.num_decoder_layers:  # decoder layers add a norm before cross-attention
+            norms += self.num_decoder_layers * (self.norms_per_layer + 1) + int(self.final_norm)
+        norms += int(self.embedding_norm)
+        return norms * per_norm
+
+    def other_params(self) -> int:
+        """Pooler and T5 relative attention bias tables (first layer of each stack)."""
+        pooler = self.hidden_size * self.hidden_size + self.hidden_size if self.pooler else 0
+        stacks = 2 if self.num_decoder_layers else 1
+        relative = stacks * self.relative_attention_buckets * self.num_heads
+        return pooler + relative
+
+    def param_breakdown(self) -> ParamBreakdown:
+        """Parameters by component, all experts included."""
+        modules = self.linear_modules()
+        attention = sum(m.num_params() for m in modules if m.group == "attention")
+        mlp = sum(m.num_params() for m in modules if m.group == "mlp")
+        parts = {
+            "embeddings": self.embedding_params(),
+            "attention": attention,
+            "mlp": mlp,
+            "norms": self.norm_params(),
+            "other": self.other_params(),
+        }
+        return ParamBreakdown(**parts, total=sum(parts.values()))
+
+    def total_params(self) -> int:
+        """All parameters, every expert included: what has to sit in memory."""
+        return self.param_breakdown().total
+
+    def expert_params(self) -> int:
+        """Parameters of one expert's MLP in one layer (the whole MLP for dense models)."""
+        return sum(
+            m.params_each() for m in self._mlp_modules() if m.name != "router"
+        )
+
+    def active_params(self) -> int:
+        """Parameters used for one token: MoE models run `experts_per_token` experts per layer."""
+        idle_experts = self.num_experts - self.experts_per_token
+        return self.total_params() - idle_experts * self._mlp_layers() * self.expert_params()
+
+
+# Real module names in the Hugging Face implementations, where they differ from the Llama ones.
+_HF_ATTENTION_NAMES: dict[str, dict[str, str]] = {
+    "gpt2": {"q_proj": "c_attn", "k_proj": "c_attn", "v_proj": "c_attn", "o_proj": "c_proj"},
+    "bert": {"q_proj": "query", "k_proj": "key", "v_proj": "value", "o_proj": "dense"},
+    "t5": {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o"},
+    "phi3": {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj"},
+}
+_HF_MLP_NAMES: dict[str, dict[str, str]] = {
+    "gpt2": {"up_proj": "c_fc", "down_proj": "c_proj"},
+    "bert": {"up_proj": "dense", "down_proj": "dense"},
+    "t5": {"gate_proj": "wi_0", "up_proj": "wi", "down_proj": "wo"},
+    "phi3": {"gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"},
+    "mixtral": {"gate_proj": "w1", "up_proj": "w3", "down_proj": "w2"},
+}
