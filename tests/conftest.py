@@ -1,4 +1,4 @@
-"""Shared fixtures. No test touches the network or the user's home: every path points at tmp_path."""
+"""Shared fixtures. No test touches the network or the user's home: paths point at tmp_path."""
 
 from __future__ import annotations
 
