@@ -19,7 +19,7 @@ NormKind = Literal["rmsnorm", "layernorm"]
 
 
 class LinearModule(BaseModel):
-    """One kind of nn.Linear inside the transformer blocks, with how many instances the model has."""
+    """One kind of nn.Linear in the transformer blocks, and how many instances the model has."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -49,7 +49,9 @@ class ParamBreakdown(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    embeddings: int = Field(ge=0, description="token (+ position, token type) embeddings and lm_head")
+    embeddings: int = Field(
+        ge=0, description="token (+ position, token type) embeddings and lm_head"
+    )
     attention: int = Field(ge=0, description="attention projections, all layers")
     mlp: int = Field(ge=0, description="MLP / expert projections and MoE routers, all layers")
     norms: int = Field(ge=0, description="RMSNorm / LayerNorm weights and biases")
@@ -151,9 +153,14 @@ class ModelArch(BaseModel):
         ]
         return [
             LinearModule(
-                name=name, group="attention", d_in=d_in, d_out=d_out, count=n, bias=bias,
+                name=name,
+                group="attention",
+                d_in=d_in,
+                d_out=d_out,
+                count=n,
+                bias=bias,
                 hf_name=hf.get(name, name),
-            )  # fmt: skip
+            )
             for name, d_in, d_out, bias in shapes
         ]
 
@@ -165,17 +172,27 @@ class ModelArch(BaseModel):
         shapes += [("up_proj", h, inter), ("down_proj", inter, h)]
         modules = [
             LinearModule(
-                name=name, group="mlp", d_in=d_in, d_out=d_out, count=n, bias=bias,
+                name=name,
+                group="mlp",
+                d_in=d_in,
+                d_out=d_out,
+                count=n,
+                bias=bias,
                 hf_name=hf.get(name, name),
-            )  # fmt: skip
+            )
             for name, d_in, d_out in shapes
         ]
         if self.is_moe:
             modules.append(
                 LinearModule(
-                    name="router", group="mlp", d_in=h, d_out=self.num_experts,
-                    count=self._mlp_layers(), bias=False, hf_name="gate",
-                )  # fmt: skip
+                    name="router",
+                    group="mlp",
+                    d_in=h,
+                    d_out=self.num_experts,
+                    count=self._mlp_layers(),
+                    bias=False,
+                    hf_name="gate",
+                )
             )
         return modules
 
@@ -223,9 +240,7 @@ class ModelArch(BaseModel):
 
     def expert_params(self) -> int:
         """Parameters of one expert's MLP in one layer (the whole MLP for dense models)."""
-        return sum(
-            m.params_each() for m in self._mlp_modules() if m.name != "router"
-        )
+        return sum(m.params_each() for m in self._mlp_modules() if m.name != "router")
 
     def active_params(self) -> int:
         """Parameters used for one token: MoE models run `experts_per_token` experts per layer."""
