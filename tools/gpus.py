@@ -2,8 +2,8 @@
 
 The table lives in `tools/data/gpus.yaml`. Every figure there is a vendor datasheet fact whose
 source is listed on the record; tensor throughput is always the DENSE peak (never the "with
-sparsity" figure). Units: memory in GiB (2^30 bytes, converted from the vendor's GB where the
-vendor states GB), bandwidth in GB/s (1e9 bytes per second), throughput in TFLOPS (1e12 per second).
+sparsity" figure). Units: memory capacity in GiB (DRAM capacity is binary: the vendor's "80 GB" of
+HBM is 80 x 2^30 bytes), bandwidth in GB/s (1e9 bytes per second), throughput in TFLOPS (1e12/s).
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from tools.errors import UnknownNameError
 FormFactor = Literal["SXM", "PCIe", "OAM", "superchip", "consumer"]
 Vendor = Literal["NVIDIA", "AMD"]
 
-_DATA_PACKAGE = "tools.data"
-_DATA_FILE = "gpus.yaml"
+_DATA_FILE = "data/gpus.yaml"  # inside the `tools` package
 
 
 class GPUSpec(BaseModel):
-    """Datasheet figures of one GPU model. TFLOPS are dense tensor-core peaks; None = not published."""
+    """Datasheet figures of one GPU. TFLOPS are dense tensor-core peaks; None = not published."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -72,7 +71,7 @@ def normalize_name(name: str) -> str:
 
 @cache
 def _load_table() -> tuple[GPUSpec, ...]:
-    text = resources.files(_DATA_PACKAGE).joinpath(_DATA_FILE).read_text(encoding="utf-8")
+    text = resources.files("tools").joinpath(_DATA_FILE).read_text(encoding="utf-8")
     raw = yaml.safe_load(text)
     return tuple(GPUSpec.model_validate(item) for item in raw["gpus"])
 
