@@ -38,11 +38,16 @@ _DECODERS: dict[str, tuple[str, bool, int, bool]] = {
 
 
 def _require(config: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
+    """The keys a reader needs are present and hold positive integers."""
     missing = [key for key in keys if key not in config]
     if missing:
         raise InvalidInputError(
             "config.json", what, f"a config with the keys {', '.join(missing)} (missing)"
         )
+    for key in keys:
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise InvalidInputError(f"config.json {key}", value, "a positive integer")
 
 
 def _read_decoder(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
@@ -142,16 +147,18 @@ def _read_t5(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def _load_json(path: Path) -> dict[str, Any]:
+    """Parse at most MAX_CONFIG_BYTES of JSON; the read is capped, not just the reported size."""
     try:
-        size = path.stat().st_size
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise InvalidInputError("config.json", str(path), "an existing readable file") from exc
-    if size > MAX_CONFIG_BYTES:
+    if len(raw) > MAX_CONFIG_BYTES:
         raise InvalidInputError(
-            "config.json", f"{path} ({size} bytes)", f"a JSON file of at most {MAX_CONFIG_BYTES}"
+            "config.json", str(path), f"a JSON file of at most {MAX_CONFIG_BYTES} bytes (1 MiB)"
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInputError("config.json", str(path), f"valid UTF-8 JSON ({exc})") from exc
     if not isinstance(data, dict):

@@ -167,7 +167,8 @@ class ModelArch(BaseModel):
     def _mlp_modules(self) -> list[LinearModule]:
         n = self._mlp_layers() * self.num_experts
         h, inter, bias = self.hidden_size, self.intermediate_size, self.mlp_bias
-        hf = _HF_MLP_NAMES.get(self.family, {})
+        gated_t5 = self.family == "t5" and self.gated_mlp  # T5 v1.1: wi_0, wi_1, wo
+        hf = _HF_MLP_NAMES.get("t5-gated" if gated_t5 else self.family, {})
         shapes = [("gate_proj", h, inter)] if self.gated_mlp else []
         shapes += [("up_proj", h, inter), ("down_proj", inter, h)]
         modules = [
@@ -250,15 +251,21 @@ class ModelArch(BaseModel):
 
 # Real module names in the Hugging Face implementations, where they differ from the Llama ones.
 _HF_ATTENTION_NAMES: dict[str, dict[str, str]] = {
-    "gpt2": {"q_proj": "c_attn", "k_proj": "c_attn", "v_proj": "c_attn", "o_proj": "c_proj"},
-    "bert": {"q_proj": "query", "k_proj": "key", "v_proj": "value", "o_proj": "dense"},
+    "gpt2": {"q_proj": "c_attn", "k_proj": "c_attn", "v_proj": "c_attn", "o_proj": "attn.c_proj"},
+    "bert": {
+        "q_proj": "query",
+        "k_proj": "key",
+        "v_proj": "value",
+        "o_proj": "attention.output.dense",
+    },
     "t5": {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o"},
     "phi3": {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj"},
 }
 _HF_MLP_NAMES: dict[str, dict[str, str]] = {
-    "gpt2": {"up_proj": "c_fc", "down_proj": "c_proj"},
-    "bert": {"up_proj": "dense", "down_proj": "dense"},
-    "t5": {"gate_proj": "wi_0", "up_proj": "wi", "down_proj": "wo"},
+    "gpt2": {"up_proj": "c_fc", "down_proj": "mlp.c_proj"},
+    "bert": {"up_proj": "intermediate.dense", "down_proj": "output.dense"},
+    "t5": {"up_proj": "wi", "down_proj": "wo"},
+    "t5-gated": {"gate_proj": "wi_0", "up_proj": "wi_1", "down_proj": "wo"},
     "phi3": {"gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"},
     "mixtral": {"gate_proj": "w1", "up_proj": "w3", "down_proj": "w2"},
 }

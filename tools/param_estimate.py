@@ -3,7 +3,7 @@
 Used when the user names no known model. The dimensions follow the shape of the Llama 2 family:
 head_dim 128 (64 below a hidden size of 2048), about 128 hidden units per layer, multi-head
 attention, a SwiGLU MLP and an untied 32000-token vocabulary; the MLP width is then chosen so the
-total lands close to the requested count (within a few percent from 1e8 parameters up).
+total lands close to the requested count: within 3% from 1e8 up, within 10% from 5e7.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ import re
 from tools.errors import InvalidInputError
 from tools.models import ModelArch
 
-MIN_PARAMS = 1e6  # below this the estimate would be all embeddings; likely a missing "B"
+# Below 50M the fixed 32000-token vocabulary alone overshoots the count; a count like "7" is more
+# likely a missing "B" than a real model.
+MIN_PARAMS = 5e7
 MAX_PARAMS = 1e13  # ten trillion: beyond any published dense or MoE model
-VALID_COUNT = "a parameter count between 1e6 and 1e13, e.g. 7e9, '70B', '1.5b', '7 billion'"
+VALID_COUNT = "a parameter count between 5e7 and 1e13, e.g. 7e9, '70B', '1.5b', '7 billion'"
 
 _VOCAB = 32000  # Llama 2 tokenizer
 _CONTEXT = 4096  # Llama 2 context length
