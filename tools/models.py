@@ -13,7 +13,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Family = Literal["llama", "mistral", "mixtral", "qwen2", "gemma2", "phi3", "gpt2", "bert", "t5"]
 ArchKind = Literal["decoder", "encoder", "encoder-decoder"]
 NormKind = Literal["rmsnorm", "layernorm"]
 
@@ -21,7 +20,7 @@ NormKind = Literal["rmsnorm", "layernorm"]
 class LinearModule(BaseModel):
     """One kind of nn.Linear in the transformer blocks, and how many instances the model has."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(description="PEFT-style module name, e.g. 'q_proj', 'down_proj', 'router'")
     group: Literal["attention", "mlp"]
@@ -47,7 +46,7 @@ class LinearModule(BaseModel):
 class ParamBreakdown(BaseModel):
     """Parameter counts by component; `total` is their sum."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     embeddings: int = Field(
         ge=0, description="token (+ position, token type) embeddings and lm_head"
@@ -62,7 +61,7 @@ class ParamBreakdown(BaseModel):
 class ModelArch(BaseModel):
     """Dimensions of a transformer, as in its Hugging Face config.json."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(description="canonical id, e.g. 'meta-llama/Llama-3.1-8B'")
     name: str = Field(description="display name, e.g. 'Llama 3.1 8B'")
@@ -267,5 +266,7 @@ _HF_MLP_NAMES: dict[str, dict[str, str]] = {
     "t5": {"up_proj": "wi", "down_proj": "wo"},
     "t5-gated": {"gate_proj": "wi_0", "up_proj": "wi_1", "down_proj": "wo"},
     "phi3": {"gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"},
+    # Names in the released checkpoints (experts.N.w1); transformers 5 fuses the experts into
+    # 3-D parameters (experts.gate_up_proj, experts.down_proj) that are not nn.Linear modules.
     "mixtral": {"gate_proj": "w1", "up_proj": "w3", "down_proj": "w2"},
 }

@@ -226,3 +226,13 @@ def test_counts_match_transformers(model_id: str) -> None:
             model = transformers.AutoModelForCausalLM.from_config(hf_config)
     counted = sum(p.numel() for p in model.parameters())  # shared (tied) tensors counted once
     assert counted == arch.total_params(), f"{model_id}: transformers counts {counted:,}"
+    if arch.is_moe:
+        return  # transformers 5 stores experts as fused 3-D parameters, not nn.Linear modules
+    linear_types = (torch.nn.Linear, transformers.pytorch_utils.Conv1D)  # GPT-2 uses Conv1D
+    in_blocks = sum(
+        sum(p.numel() for p in module.parameters())
+        for name, module in model.named_modules()
+        if isinstance(module, linear_types) and name != "lm_head" and "pooler" not in name
+    )
+    linear = sum(m.num_params() for m in arch.linear_modules())
+    assert in_blocks == linear, f"{model_id}: nn.Linear in blocks {in_blocks:,} != {linear:,}"
