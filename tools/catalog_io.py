@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from tools.catalog import Catalog, Instance
 from tools.errors import InvalidInputError
+from tools.providers import provider_terms
 
 _BUILTIN_FOLDER = "data/catalog"  # inside the `tools` package
 CATALOG_SUFFIXES = (".yaml", ".yml", ".csv")
@@ -65,7 +66,7 @@ def instances_from_rows(
         if not isinstance(row, Mapping):
             raise CatalogFileError(f"{source} row {number}", row, "a mapping of Instance fields")
         try:
-            item = Instance.model_validate({**(defaults or {}), **row})
+            item = Instance.model_validate(_with_defaults(row, defaults or {}))
         except ValidationError as exc:
             raise row_error(source, number, exc) from None
         if item.id in seen:
@@ -75,6 +76,14 @@ def instances_from_rows(
         seen[item.id] = number
         items.append(item)
     return Catalog(items)
+
+
+def _with_defaults(row: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Row fields over file defaults over the provider's recorded billing terms."""
+    provider = row.get("provider") or defaults.get("provider")
+    terms = provider_terms(provider) if isinstance(provider, str) else None
+    base = terms.row_defaults() if terms is not None else {}
+    return {**base, **defaults, **row}
 
 
 def parse_yaml_text(text: str, source: str) -> Catalog:
