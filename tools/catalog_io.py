@@ -47,7 +47,8 @@ def row_error(source: str, row: int, exc: ValidationError | InvalidInputError) -
     first = exc.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or "row"
     valid = f"{first['msg']} ({_allowed(field)})" if _allowed(field) else first["msg"]
-    return CatalogFileError(f"{source} row {row}: field {field}", first.get("input"), valid)
+    value = "(missing)" if first["type"] == "missing" else first.get("input")
+    return CatalogFileError(f"{source} row {row}: field {field}", value, valid)
 
 
 def _allowed(field: str) -> str:
