@@ -37,9 +37,12 @@ RECOMPUTE_FLOPS_PER_PARAM_TOKEN = 2.0  # one more forward under full activation 
 
 # Which GPUSpec peak serves which training precision, in order of preference. GPUs without BF16
 # tensor cores (V100, T4) train in FP16 mixed precision; FP32 training runs on TF32 tensor cores.
+# Keys are the estimator's precisions ("bf16-mixed", "fp16-mixed", "bf16", "fp32") and short forms.
 _PEAK_FIELDS: dict[str, tuple[str, ...]] = {
     "bf16": ("bf16_tflops", "fp16_tflops"),
+    "bf16-mixed": ("bf16_tflops", "fp16_tflops"),
     "fp16": ("fp16_tflops",),
+    "fp16-mixed": ("fp16_tflops",),
     "fp32": ("tf32_tflops",),
     "tf32": ("tf32_tflops",),
 }

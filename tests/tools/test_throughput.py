@@ -59,10 +59,12 @@ def test_peak_selection_and_fallbacks() -> None:
     ampere = _gpu(bf16_tflops=312.0, fp16_tflops=312.0, tf32_tflops=156.0)
     volta = _gpu(fp16_tflops=125.0)
     assert peak_tflops(ampere, "bf16") == (312.0, "BF16"), "BF16 peak"
+    assert peak_tflops(ampere, "bf16-mixed") == (312.0, "BF16"), "mixed BF16 uses the BF16 peak"
+    assert peak_tflops(volta, "fp16-mixed") == (125.0, "FP16"), "mixed FP16 uses the FP16 peak"
     assert peak_tflops(ampere, "fp32") == (156.0, "TF32"), "FP32 training runs on TF32 cores"
     assert peak_tflops(volta, "bf16") == (125.0, "FP16"), "no BF16 cores: FP16 mixed precision"
     assert peak_tflops(volta, "fp32") is None, "no TF32 tensor cores: no usable peak"
-    with pytest.raises(InvalidInputError, match=r"precision: got 'int3'; valid: bf16, fp16"):
+    with pytest.raises(InvalidInputError, match=r"precision: got 'int3'; valid: bf16, bf16-mixed, fp16"):
         peak_tflops(ampere, "int3")
 
 
