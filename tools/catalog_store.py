@@ -43,14 +43,17 @@ def detect_format(path: Path) -> ImportFormat:
     return "skypilot" if {"InstanceType", "AcceleratorName"} <= set(header) else "csv"
 
 
-def import_catalog(path: Path, fmt: ImportFormat | None, today: date) -> ImportResult:
-    """Read and validate everything at `path` (all-or-nothing). SkyPilot rows carry no date, so
-    their as_of is the newest modification date of the files read (never later than `today`)."""
+def import_catalog(
+    path: Path, fmt: ImportFormat | None, today: date, as_of: date | None = None
+) -> ImportResult:
+    """Read and validate everything at `path` (all-or-nothing). SkyPilot rows carry no date: their
+    as_of is `as_of` if given, else the newest modification date of the files read (the download
+    date for ~/.sky/catalogs), never later than `today`."""
     if not path.exists():
         raise CatalogFileError("path", str(path), "an existing file or folder")
     chosen = fmt or detect_format(path)
     if chosen == "skypilot":
-        return import_skypilot(path, as_of=min(_modified(path), today))
+        return import_skypilot(path, as_of=min(as_of or _modified(path), today))
     if path.is_dir():
         raise CatalogFileError("path", str(path), f"a single .{chosen} file for --format {chosen}")
     try:
