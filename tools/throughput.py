@@ -73,6 +73,12 @@ class ThroughputAssumptions(BaseModel):
     ethernet_factor: float = Field(
         default=0.60, gt=0, le=1, description="MFU multiplier for multi-node over plain Ethernet"
     )
+    fast_ethernet_gbps: float = Field(
+        default=800.0,
+        gt=0,
+        description="Ethernet at or above this many Gbit/s per node counts as RoCE-class: such"
+        " fabrics are RDMA-capable (AWS EFA, GCP GPUDirect-TCPX/RDMA)",
+    )
     offload_factor: float = Field(
         default=0.50,
         gt=0,
@@ -100,6 +106,7 @@ class ClusterShape(BaseModel):
     nodes: int = Field(ge=1)
     interconnect: Interconnect
     network: Network
+    network_gbps: float | None = Field(default=None, description="inter-node Gbit/s per node")
     offload: bool = Field(description="optimizer states offloaded to CPU")
 
     @property
@@ -153,17 +160,23 @@ def cluster_mfu(shape: ClusterShape, assumptions: ThroughputAssumptions) -> tupl
         mfu *= assumptions.pcie_multi_gpu_factor
         notes.append(f"x{assumptions.pcie_multi_gpu_factor:.2f} PCIe-only GPUs")
     if shape.nodes > 1:
-        factor = {
-            "infiniband": assumptions.infiniband_factor,
-            "roce": assumptions.roce_factor,
-            "ethernet": assumptions.ethernet_factor,
-        }[shape.network]
+        factor, fabric = _network_factor(shape, assumptions)
         mfu *= factor
-        notes.append(f"x{factor:.2f} multi-node {shape.network}")
+        notes.append(f"x{factor:.2f} multi-node {fabric}")
     if shape.offload:
         mfu *= assumptions.offload_factor
         notes.append(f"x{assumptions.offload_factor:.2f} CPU offload")
     return mfu, notes
+
+
+def _network_factor(shape: ClusterShape, assumptions: ThroughputAssumptions) -> tuple[float, str]:
+    if shape.network == "infiniband":
+        return assumptions.infiniband_factor, "infiniband"
+    if shape.network == "roce":
+        return assumptions.roce_factor, "roce"
+    if shape.network_gbps is not None and shape.network_gbps >= assumptions.fast_ethernet_gbps:
+        return assumptions.roce_factor, f"ethernet {shape.network_gbps:g} Gbps (RoCE-class)"
+    return assumptions.ethernet_factor, "ethernet"
 
 
 def compute_hours(flops: float, gpu_count: int, peak: float, mfu: float) -> float:

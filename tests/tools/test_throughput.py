@@ -64,7 +64,9 @@ def test_peak_selection_and_fallbacks() -> None:
     assert peak_tflops(ampere, "fp32") == (156.0, "TF32"), "FP32 training runs on TF32 cores"
     assert peak_tflops(volta, "bf16") == (125.0, "FP16"), "no BF16 cores: FP16 mixed precision"
     assert peak_tflops(volta, "fp32") is None, "no TF32 tensor cores: no usable peak"
-    with pytest.raises(InvalidInputError, match=r"precision: got 'int3'; valid: bf16, bf16-mixed, fp16"):
+    with pytest.raises(
+        InvalidInputError, match=r"precision: got 'int3'; valid: bf16, bf16-mixed, fp16"
+    ):
         peak_tflops(ampere, "int3")
 
 
@@ -87,6 +89,19 @@ def test_cluster_mfu(shape: ClusterShape, expected: float) -> None:
     mfu, notes = cluster_mfu(shape, ThroughputAssumptions())
     assert mfu == pytest.approx(expected), f"MFU for {shape}"
     assert notes[0] == "MFU 0.40 base", "the base figure is named first"
+
+
+def test_fast_ethernet_counts_as_roce_class() -> None:
+    # AWS p5 nodes: 3200 Gbps EFA over Ethernet -> 0.40 x 0.85; a 100 Gbps Ethernet -> 0.40 x 0.60
+    def shape(gbps: float | None) -> ClusterShape:
+        return ClusterShape(gpus_per_node=8, nodes=2, interconnect="nvswitch", network="ethernet",
+                            network_gbps=gbps, offload=False)  # fmt: skip
+
+    mfu, notes = cluster_mfu(shape(3200), ThroughputAssumptions())
+    assert mfu == pytest.approx(0.34), "fast Ethernet: RoCE factor"
+    assert notes[-1] == "x0.85 multi-node ethernet 3200 Gbps (RoCE-class)", "named in the notes"
+    assert cluster_mfu(shape(100), ThroughputAssumptions())[0] == pytest.approx(0.24), "slow"
+    assert cluster_mfu(shape(None), ThroughputAssumptions())[0] == pytest.approx(0.24), "unknown"
 
 
 def test_mfu_override_and_notes() -> None:
