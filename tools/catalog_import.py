@@ -136,14 +136,16 @@ def _gcp_priced(rows: Sequence[SkyRow], skipped: Counter[str]) -> list[_Priced]:
         # An unpriced host row (GCP a4: price and spot both 0.0) adds nothing to either price.
         host_spot = 0.0 if host.price == 0 else _positive(host.spot)
         gpu_spot = _positive(row.spot)
-        spot = host_spot + gpu_spot if host_spot is not None and gpu_spot is not None else None
+        spot = None
+        if host_spot is not None and gpu_spot is not None:
+            spot = round(host_spot + gpu_spot, 6)
         priced.append(
             _Priced(
                 row,
                 host.instance_type,
                 gpu,
                 int(row.count),
-                host.price + row.price,
+                round(host.price + row.price, 6),
                 spot,
                 host.vcpus,
                 host.ram_gib,
