@@ -1,0 +1,216 @@
+"""Model states per GPU: weights, gradients and optimizer state, with ZeRO sharding and offload.
+
+Accounting follows the ZeRO paper (Rajbhandari et al. 2019, arXiv:1910.02054): under mixed
+precision a trainable parameter costs 2 bytes of 16-bit weight, 2 bytes of 16-bit gradient and
+K bytes of optimizer-owned state, where K includes the fp32 master copy (K = 12 for Adam).
+Stage 1 shards the optimizer state over the data-parallel ranks, stage 2 also the gradients,
+stage 3 also the weights (paper Table 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from math import ceil
+
+from tools.memory import constants as c
+from tools.memory.inventory import (
+    ParamTensor,
+    PhysicalLinear,
+    adapter_tensors,
+    block_params,
+    largest_module_params,
+    param_tensors,
+)
+from tools.models import ModelArch
+
+_TP_SPLIT_KINDS = frozenset({"linear", "bias", "embedding"})
+
+
+@dataclass(frozen=True, slots=True)
+class StatesConfig:
+    """What the model-state rules need from an estimate's input."""
+
+    method: str
+    precision: str
+    optimizer: str
+    lora_rank: int
+    targets: tuple[PhysicalLinear, ...]
+    qlora_double_quant: bool
+    zero_stage: int
+    sharding: str
+    data_parallel: int
+    tensor_parallel: int
+    offload_optimizer: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStates:
+    """Per-GPU bytes of model states and what they were computed from."""
+
+    weights: int
+    gradients: int
+    optimizer: int
+    cpu_offload: int
+    comm_buffers: int
+    gathered_weights: int  # ZeRO-3: full module(s) gathered for compute, included in weights
+    gathered_gradients: int  # ZeRO-3: the gathered module's gradient, included in gradients
+    dequant_buffer: int  # QLoRA: one linear dequantized to 16-bit, included in weights
+    total_params: int
+    trainable_params: int
+    unsharded_weights: int
+    unsharded_gradients: int
+    unsharded_optimizer: int
+
+
+def shard_model_states(
+    weights: int, gradients: int, optimizer: int, stage: int, ranks: int
+) -> tuple[int, int, int]:
+    """ZeRO partitioning (paper Table 1): stage >= 1 divides the optimizer state over `ranks`,
+    stage >= 2 also the gradients, stage 3 also the weights. Bytes are rounded up per GPU."""
+    return (
+        ceil(weights / ranks) if stage >= 3 else weights,
+        ceil(gradients / ranks) if stage >= 2 else gradients,
+        ceil(optimizer / ranks) if stage >= 1 else optimizer,
+    )
+
+
+def _per_gpu(tensors: Iterable[ParamTensor], tp: int) -> list[tuple[ParamTensor, int]]:
+    """Each tensor group with the elements of ONE of its tensors on a tensor-parallel rank
+    (matrices and embeddings are split over the `tp` ranks; norms are replicated)."""
+    return [(t, ceil(t.numel / tp) if t.kind in _TP_SPLIT_KINDS else t.numel) for t in tensors]
+
+
+def nf4_bytes(numel: int, double_quant: bool) -> int:
+    """Bytes of one NF4-quantized tensor: packed 4-bit values plus its block constants."""
+    blocks = ceil(numel / c.NF4_BLOCK)
+    if double_quant:
+        constants = blocks + c.FP32 * ceil(blocks / c.NF4_SECOND_LEVEL_BLOCKS)
+    else:
+        constants = c.FP32 * blocks
+    return ceil(numel / 2) + constants
+
+
+def adapter_bytes(precision: str) -> int:
+    """LoRA adapter weights: fp32 except under pure bf16 (PEFT upcasts adapters of a 16-bit base
+    model to fp32 by default: `autocast_adapter_dtype=True`)."""
+    return c.BF16 if precision == "bf16" else c.FP32
+
+
+def optimizer_state_bytes(optimizer: str, tensor: ParamTensor, shard: int, state: int) -> int:
+    """Optimizer state, master copy excluded, for all `tensor.count` tensors of a group, each
+    holding `shard` elements on this tensor-parallel rank.
+
+    `state` is the byte width of a full-precision state element (4, or 2 under pure bf16).
+    """
+    if optimizer == "adamw":  # exp_avg and exp_avg_sq
+        per_tensor = 2 * state * shard
+    elif optimizer in ("sgd-momentum", "lion"):  # one momentum buffer
+        per_tensor = state * shard
+    elif optimizer == "sgd":
+        per_tensor = 0
+    elif optimizer == "adafactor":
+        per_tensor = _adafactor_bytes(tensor, shard)
+    elif shard < c.BNB_MIN_8BIT_SIZE:  # bitsandbytes keeps 32-bit state for small tensors
+        per_tensor = 2 * c.FP32 * shard
+    else:  # two uint8 states, each with one fp32 absmax per block of 256
+        per_tensor = 2 * shard + 2 * c.FP32 * ceil(shard / c.BNB_STATE_BLOCK)
+    return per_tensor * tensor.count
+
+
+def _adafactor_bytes(tensor: ParamTensor, shard: int) -> int:
+    """Hugging Face Adafactor (beta1=None): fp32 row and column second-moment factors for a
+    matrix, a full fp32 second moment for a vector; no first moment."""
+    if tensor.cols == 1:
+        return c.FP32 * shard
+    rows = ceil(tensor.rows * shard / tensor.numel)  # the split dimension shrinks with TP
+    return c.FP32 * (rows + tensor.cols)
+
+
+def _trainable_and_frozen(
+    model: ModelArch, cfg: StatesConfig
+) -> tuple[tuple[ParamTensor, ...], tuple[ParamTensor, ...]]:
+    base = param_tensors(model)
+    if cfg.method in ("pretrain", "full"):
+        return base, ()
+    return adapter_tensors(cfg.targets, cfg.lora_rank), base
+
+
+def _frozen_weight_bytes(frozen: Iterable[ParamTensor], cfg: StatesConfig) -> int:
+    total = 0
+    for tensor, elements in _per_gpu(frozen, cfg.tensor_parallel):
+        if cfg.method == "qlora" and tensor.kind == "linear":
+            total += nf4_bytes(elements, cfg.qlora_double_quant) * tensor.count
+        else:
+            total += c.weight_bytes(cfg.precision) * elements * tensor.count
+    return total
+
+
+def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
+    """Weights, gradients and optimizer state on one GPU, plus CPU offload and DDP buckets."""
+    trainable, frozen = _trainable_and_frozen(model, cfg)
+    tp = cfg.tensor_parallel
+    full = cfg.method in ("pretrain", "full")
+    param_bytes = c.weight_bytes(cfg.precision) if full else adapter_bytes(cfg.precision)
+    mixed = cfg.precision in c.MIXED_PRECISIONS
+    master = c.FP32_MASTER if (full and mixed) else 0
+    state = c.BF16 if cfg.precision == "bf16" else c.FP32
+
+    shards = _per_gpu(trainable, tp)
+    trainable_elems = sum(e * t.count for t, e in shards)
+    weights = param_bytes * trainable_elems + _frozen_weight_bytes(frozen, cfg)
+    gradients = param_bytes * trainable_elems
+    optimizer = master * trainable_elems + sum(
+        optimizer_state_bytes(cfg.optimizer, t, e, state) for t, e in shards
+    )
+    w, g, o = shard_model_states(weights, gradients, optimizer, cfg.zero_stage, cfg.data_parallel)
+
+    gathered_w, gathered_g = _zero3_gathered(model, cfg, full)
+    dequant = _dequant_buffer(model, cfg)
+    cpu = 0
+    if cfg.offload_optimizer:
+        fp32_grads = ceil(c.FP32 * trainable_elems / cfg.data_parallel)
+        cpu, o = o + fp32_grads, 0
+        if cfg.zero_stage >= 2:
+            g = 0
+    comm = gradients if (cfg.zero_stage == 0 and cfg.data_parallel > 1) else 0
+    return ModelStates(
+        weights=w + gathered_w + dequant,
+        gradients=g + gathered_g,
+        optimizer=o,
+        cpu_offload=cpu,
+        comm_buffers=comm,
+        gathered_weights=gathered_w,
+        gathered_gradients=gathered_g,
+        dequant_buffer=dequant,
+        total_params=model.total_params(),
+        trainable_params=sum(t.total for t in trainable),
+        unsharded_weights=weights,
+        unsharded_gradients=gradients,
+        unsharded_optimizer=optimizer,
+    )
+
+
+def _zero3_gathered(model: ModelArch, cfg: StatesConfig, full: bool) -> tuple[int, int]:
+    """Bytes of the unsharded module(s) ZeRO-3 holds while computing, and their gradient.
+
+    DeepSpeed gathers one module at a time (its estimator charges 4 bytes x the largest layer:
+    16-bit weight + 16-bit gradient); FSDP gathers a whole wrapped transformer block and, with
+    its default backward prefetch, the next block too.
+    """
+    if cfg.zero_stage < 3 or cfg.data_parallel == 1:
+        return 0, 0
+    wb = c.weight_bytes(cfg.precision)
+    if cfg.sharding == "fsdp":
+        unit = ceil(block_params(model) / cfg.tensor_parallel)
+        return 2 * wb * unit, (wb * unit if full else 0)
+    unit = ceil(largest_module_params(model) / cfg.tensor_parallel)
+    return wb * unit, (wb * unit if full else 0)
+
+
+def _dequant_buffer(model: ModelArch, cfg: StatesConfig) -> int:
+    """QLoRA: bitsandbytes dequantizes each 4-bit weight to 16-bit for its matmul, one at a time."""
+    if cfg.method != "qlora":
+        return 0
+    largest = max(m.d_in * m.d_out for m in model.linear_modules())
+    return c.BF16 * ceil(largest / cfg.tensor_parallel)
