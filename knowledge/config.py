@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -23,3 +24,13 @@ class KnowledgeConfig(BaseModel):
         default=False, description="allow hub downloads for a user-configured hub model"
     )
     retrieval: Literal["hybrid", "dense", "bm25"] = "hybrid"
+
+    @classmethod
+    def default(cls) -> KnowledgeConfig:
+        """The index folder `assistant.settings.Settings().knowledge_config()` uses by default:
+        `$GPU_ADVISOR_DATA_DIR/index`, else `~/.local/share/gpu-advisor/index`. Only for callers
+        without a Settings object (scripts, `knowledge.search` without config); read when called.
+        """
+        data_dir = os.environ.get("GPU_ADVISOR_DATA_DIR")
+        root = Path(data_dir) if data_dir else Path.home() / ".local" / "share" / "gpu-advisor"
+        return cls(data_dir=root / "index")

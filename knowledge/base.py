@@ -1,0 +1,270 @@
+"""`KnowledgeBase`: owns the index (build, open, verify, rebuild) and answers searches."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from pydantic import BaseModel, Field
+
+from knowledge.chunking import (
+    DEFAULT_MAX_WORDS,
+    Chunk,
+    chunk_entries,
+    chunk_text_file,
+    source_files,
+)
+from knowledge.config import KnowledgeConfig
+from knowledge.documents import BUILTIN_DOCS_DIR, LANGUAGES, load_entries
+from knowledge.embeddings import embedder_id, make_embeddings
+from knowledge.langid import detect_language
+from knowledge.lexical import LanguageBM25
+from knowledge.retrieval import FusionParams, Passage, fuse, pick_passages
+from knowledge.store import IndexCorruptError, IndexStore, OpenIndex, Progress, content_hash
+from tools.errors import InvalidInputError
+
+log = logging.getLogger("knowledge")
+
+_LANG_CODE = re.compile(r"^[a-z]{2,3}$")
+MAX_K = 50
+
+
+class IndexStats(BaseModel):
+    """What `kb stats` reports about the index."""
+
+    status: Literal["ready", "missing", "stale", "corrupt"]
+    detail: str = Field(description="why the index is stale or corrupt; empty when ready")
+    data_dir: str
+    store: str = Field(description="'embedded' or the Chroma server URL")
+    embedder_id: str | None = None
+    chunk_count: int = 0
+    topic_count: int = 0
+    chunks_per_language: dict[str, int] = Field(default_factory=dict)
+    extra_sources: list[str] = Field(default_factory=list)
+    built_at: str | None = None
+    build_seconds: float | None = Field(default=None, description="wall time of the build, s")
+
+
+class KnowledgeBase:
+    """The searchable knowledge base of one data folder.
+
+    `extra_sources=None` keeps whatever extra folders the current index was built with;
+    `()` means the built-in entries only. `docs_dir=None` leaves the built-in entries out.
+    """
+
+    def __init__(
+        self,
+        config: KnowledgeConfig,
+        *,
+        docs_dir: Path | None = BUILTIN_DOCS_DIR,
+        extra_sources: Sequence[Path] | None = None,
+        embeddings: Embeddings | None = None,
+        fusion: FusionParams | None = None,
+        max_words: int = DEFAULT_MAX_WORDS,
+        progress: Progress | None = None,
+    ) -> None:
+        self.config = config
+        self.docs_dir = docs_dir
+        self.extra_sources = None if extra_sources is None else [Path(p) for p in extra_sources]
+        self.embeddings = embeddings or make_embeddings(
+            config.embedder, hub_online=config.hub_online
+        )
+        self.embedder_id = embedder_id(self.embeddings)
+        self.fusion = fusion or FusionParams()
+        self.max_words = max_words
+        self.progress = progress
+        self.store = IndexStore(config)
+        self._index: OpenIndex | None = None
+        self._bm25: LanguageBM25 | None = None
+        self._row: dict[str, int] = {}
+
+    # -- sources -----------------------------------------------------------------------------
+
+    def load_chunks(self, extra_sources: Sequence[Path]) -> list[Chunk]:
+        """Chunks of the built-in entries plus every .md/.txt file under `extra_sources`."""
+        chunks = chunk_entries(load_entries(self.docs_dir), self.max_words) if self.docs_dir else []
+        for root in extra_sources:
+            if not root.exists():
+                raise InvalidInputError("source", str(root), "an existing folder or file")
+            base = root if root.is_dir() else root.parent
+            for path in source_files(root):
+                label = f"{base.name}/{path.relative_to(base).as_posix()}"
+                chunks.extend(chunk_text_file(path, label, _detect_code, self.max_words))
+        seen: set[str] = set()
+        for chunk in chunks:
+            if chunk.id in seen:
+                raise InvalidInputError("chunk id", chunk.id, "unique ids (two sources clash)")
+            seen.add(chunk.id)
+        return chunks
+
+    def _wanted_sources(self, current: OpenIndex | None) -> list[Path]:
+        if self.extra_sources is not None:
+            return self.extra_sources
+        recorded = [Path(p) for p in current.manifest.extra_sources] if current else []
+        missing = [p for p in recorded if not p.exists()]
+        for path in missing:
+            log.warning("extra source %s of the index is gone; leaving it out", path)
+        return [p for p in recorded if p.exists()]
+
+    # -- index lifecycle ---------------------------------------------------------------------
+
+    def build(self) -> IndexStats:
+        """Rebuild the index from the sources now, whatever state it is in."""
+        self.close()
+        current = self._try_open()
+        sources = self._wanted_sources(current)
+        if current is not None:
+            current.close()
+        self._build(self.load_chunks(sources), sources)
+        return self.stats()
+
+    def open(self) -> OpenIndex:
+        """Open the current index, rebuilding it when missing, stale or corrupt (logged)."""
+        if self._index is not None:
+            return self._index
+        current = self._try_open()
+        sources = self._wanted_sources(current)
+        chunks = self.load_chunks(sources)
+        reason = self._stale_reason(current, chunks, sources)
+        if current is not None and reason:
+            log.info(
+                "knowledge index in %s is out of date (%s); rebuilding",
+                self.config.data_dir,
+                reason,
+            )
+            current.close()
+            current = None
+        if current is None:
+            current = self._build(chunks, sources)
+        self._attach(current)
+        return current
+
+    def _try_open(self) -> OpenIndex | None:
+        try:
+            return self.store.open(self.embeddings)
+        except IndexCorruptError as exc:
+            log.warning(
+                "knowledge index in %s is corrupt (%s); rebuilding", self.config.data_dir, exc
+            )
+            return None
+
+    def _stale_reason(
+        self, current: OpenIndex | None, chunks: list[Chunk], sources: list[Path]
+    ) -> str:
+        if current is None:
+            return ""
+        manifest = current.manifest
+        if manifest.embedder_id != self.embedder_id:
+            return f"embedder changed: {manifest.embedder_id} -> {self.embedder_id}"
+        if manifest.content_hash != content_hash(chunks):
+            return "content changed"
+        if manifest.extra_sources != [str(p) for p in sources]:
+            return "extra sources changed"
+        return ""
+
+    def _build(self, chunks: list[Chunk], sources: list[Path]) -> OpenIndex:
+        log.info("building knowledge index: %d chunks with %s", len(chunks), self.embedder_id)
+        self.store.build(
+            chunks, self.embeddings, self.embedder_id, [str(p) for p in sources], self.progress
+        )
+        opened = self.store.open(self.embeddings)
+        if opened is None:
+            raise IndexCorruptError(
+                f"index in {self.config.data_dir} vanished right after its build"
+            )
+        return opened
+
+    def _attach(self, index: OpenIndex) -> None:
+        self._index = index
+        self._row = {chunk.id: i for i, chunk in enumerate(index.chunks)}
+        self._bm25 = LanguageBM25(index.chunks) if "bm25" in self._systems() else None
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+        self._index, self._bm25, self._row = None, None, {}
+
+    # -- search ------------------------------------------------------------------------------
+
+    def _systems(self) -> list[str]:
+        mode = self.config.retrieval
+        systems = ["dense", "bm25"] if mode == "hybrid" else [mode]
+        return [s for s in systems if self.fusion.weights.get(s, 0.0) > 0]
+
+    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+        """The `k` best passages for `query`, one per topic, in `lang` (detected when None)."""
+        text = query.strip()
+        if not text:
+            raise InvalidInputError("query", query, "a non-empty question")
+        if not 1 <= k <= MAX_K:
+            raise InvalidInputError("k", k, f"an integer from 1 to {MAX_K}")
+        if lang is not None and not _LANG_CODE.match(lang):
+            raise InvalidInputError(
+                "lang", lang, f"an ISO 639-1 code such as {', '.join(LANGUAGES)}"
+            )
+        query_lang = lang or detect_language(text).code
+        index = self.open()
+        rankings = {
+            system: self._rank(system, text, query_lang, index) for system in self._systems()
+        }
+        groups, chunk_scores = fuse(rankings, index.chunks, self.fusion)
+        return pick_passages(groups, chunk_scores, index.chunks, query_lang, k)
+
+    def _rank(self, system: str, text: str, query_lang: str, index: OpenIndex) -> list[int]:
+        if system == "bm25":
+            assert self._bm25 is not None
+            scores = self._bm25.scores(text, query_lang if query_lang in LANGUAGES else None)
+            order = np.argsort(-scores, kind="stable")
+            return [int(i) for i in order if scores[i] > 0]
+        count = index.manifest.chunk_count
+        if count == 0:
+            return []
+        result = index.collection.query(
+            query_embeddings=[self.embeddings.embed_query(text)],
+            n_results=min(self.fusion.dense_candidates, count),
+            include=["distances"],
+        )
+        return [self._row[chunk_id] for chunk_id in result["ids"][0] if chunk_id in self._row]
+
+    # -- stats -------------------------------------------------------------------------------
+
+    def stats(self) -> IndexStats:
+        """The state of the index, without building it."""
+        base: dict[str, Any] = {
+            "data_dir": str(self.config.data_dir),
+            "store": self.config.chroma_url or "embedded",
+        }
+        try:
+            current = self._index or self.store.open(self.embeddings)
+        except IndexCorruptError as exc:
+            return IndexStats(status="corrupt", detail=str(exc), **base)
+        if current is None:
+            return IndexStats(status="missing", detail="no index built yet", **base)
+        sources = self._wanted_sources(current)
+        reason = self._stale_reason(current, self.load_chunks(sources), sources)
+        manifest = current.manifest
+        stats = IndexStats(
+            status="stale" if reason else "ready",
+            detail=reason,
+            embedder_id=manifest.embedder_id,
+            chunk_count=manifest.chunk_count,
+            topic_count=len({c.topic for c in current.chunks if c.topic}),
+            chunks_per_language=dict(sorted(Counter(c.lang for c in current.chunks).items())),
+            extra_sources=manifest.extra_sources,
+            built_at=manifest.built_at,
+            build_seconds=manifest.build_seconds,
+            **base,
+        )
+        if current is not self._index:
+            current.close()
+        return stats
+
+
+def _detect_code(text: str) -> str:
+    return detect_language(text).code

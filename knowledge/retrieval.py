@@ -1,0 +1,116 @@
+"""Hybrid ranking: reciprocal rank fusion of dense and BM25 rankings, grouped by topic.
+
+Every system (dense, BM25) ranks chunks. A topic's rank in a system is the rank of its best chunk,
+in any language, so a topic is found whichever translation matches best. Topics are ordered by
+RRF: sum over systems of weight / (rrf_k + rank). Each topic is then shown through one chunk: the
+best-ranked chunk in the user's language when the topic has that language, otherwise the best chunk
+in any language, flagged with `lang_fallback`. Chunks without a topic form a group of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, Field
+
+from knowledge.chunking import Chunk
+
+PUBLIC_FIELDS = ("topic", "lang", "title", "text", "source", "score")
+
+
+class Passage(BaseModel):
+    """A retrieved passage; `topic`, `lang`, `title`, `text`, `source`, `score` are public."""
+
+    topic: str | None = Field(description="topic id; None for chunks of ingested files")
+    lang: str = Field(description="language of the passage, ISO 639-1")
+    title: str = Field(description="guide title, FAQ question or section heading")
+    text: str = Field(description="the passage")
+    source: str = Field(description="file the passage came from")
+    score: float = Field(description="RRF fusion score of the passage's topic; higher is better")
+    chunk_id: str = Field(description="stable chunk id topic#lang#n")
+    query_lang: str = Field(description="language of the query (given or detected)")
+    lang_fallback: bool = Field(
+        description="True when the topic has no passage in the query's language and another "
+        "language is returned instead"
+    )
+
+    def public(self) -> dict[str, object]:
+        """The six public keys, in order, for JSON output."""
+        return {key: getattr(self, key) for key in PUBLIC_FIELDS}
+
+
+class FusionParams(BaseModel):
+    """Weights of reciprocal rank fusion (Cormack et al. 2009 use rrf_k = 60)."""
+
+    rrf_k: float = Field(default=60.0, gt=0, description="RRF constant added to every rank")
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"dense": 1.0, "bm25": 1.0},
+        description="weight per ranking system; a system missing here is not used",
+    )
+    dense_candidates: int = Field(default=200, gt=0, description="chunks fetched from Chroma")
+
+
+def group_key(chunk: Chunk) -> str:
+    return chunk.topic or chunk.id
+
+
+def group_ranks(order: Sequence[int], chunks: Sequence[Chunk]) -> dict[str, int]:
+    """Rank (from 1) of each group: that of its first chunk in `order` (indices, best first)."""
+    ranks: dict[str, int] = {}
+    for index in order:
+        ranks.setdefault(group_key(chunks[index]), len(ranks) + 1)
+    return ranks
+
+
+def fuse(
+    rankings: Mapping[str, Sequence[int]],
+    chunks: Sequence[Chunk],
+    params: FusionParams,
+) -> tuple[list[tuple[str, float]], dict[int, float]]:
+    """(groups with RRF scores best first, RRF score of every ranked chunk)."""
+    group_scores: dict[str, float] = {}
+    chunk_scores: dict[int, float] = {}
+    for system, order in rankings.items():
+        weight = params.weights.get(system, 0.0)
+        if weight <= 0:
+            continue
+        for group, rank in group_ranks(order, chunks).items():
+            group_scores[group] = group_scores.get(group, 0.0) + weight / (params.rrf_k + rank)
+        for rank, index in enumerate(order, start=1):
+            chunk_scores[index] = chunk_scores.get(index, 0.0) + weight / (params.rrf_k + rank)
+    ordered = sorted(group_scores.items(), key=lambda item: (-item[1], item[0]))
+    return ordered, chunk_scores
+
+
+def pick_passages(
+    groups: Sequence[tuple[str, float]],
+    chunk_scores: Mapping[int, float],
+    chunks: Sequence[Chunk],
+    query_lang: str,
+    k: int,
+) -> list[Passage]:
+    """Show each of the top `k` groups by its best chunk in `query_lang`, else in any language."""
+    members: dict[str, list[int]] = {}
+    for index, chunk in enumerate(chunks):
+        members.setdefault(group_key(chunk), []).append(index)
+    passages = []
+    for group, score in groups[:k]:
+        indices = members[group]
+        same_lang = [i for i in indices if chunks[i].lang == query_lang]
+        pool = same_lang or indices
+        best = max(pool, key=lambda i: (chunk_scores.get(i, 0.0), -chunks[i].n))
+        chunk = chunks[best]
+        passages.append(
+            Passage(
+                topic=chunk.topic,
+                lang=chunk.lang,
+                title=chunk.title,
+                text=chunk.text,
+                source=chunk.source,
+                score=round(score, 6),
+                chunk_id=chunk.id,
+                query_lang=query_lang,
+                lang_fallback=not same_lang,
+            )
+        )
+    return passages

@@ -1,0 +1,190 @@
+"""The versioned on-disk index: build, verify, atomic publish, corruption, Chroma server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from knowledge.chunking import chunk_entries
+from knowledge.config import KnowledgeConfig
+from knowledge.documents import load_entries
+from knowledge.store import CHUNKS, MANIFEST, POINTER, IndexCorruptError, IndexStore, content_hash
+from tests.knowledge.conftest import HashEmbeddings
+
+EMB = HashEmbeddings()
+
+
+@pytest.fixture
+def chunks(mini_docs: Path):
+    return chunk_entries(load_entries(mini_docs))
+
+
+def _current(store: IndexStore) -> Path:
+    folder = store.current_folder()
+    assert folder is not None, "an index was published"
+    return folder
+
+
+def _build(store: IndexStore, chunks, embeddings=EMB):
+    return store.build(chunks, embeddings, embeddings.embedder_id)
+
+
+def test_build_then_open_round_trips_chunks_and_manifest(
+    kb_config: KnowledgeConfig, chunks
+) -> None:
+    store = IndexStore(kb_config)
+    seen: list[tuple[int, int]] = []
+    manifest = store.build(chunks, EMB, EMB.embedder_id, progress=lambda d, t: seen.append((d, t)))
+    assert (manifest.chunk_count, manifest.dimension) == (len(chunks), 64), "counts and dim"
+    assert manifest.content_hash == content_hash(chunks) and manifest.embedder_id == "hash-64"
+    assert seen[0] == (0, len(chunks)) and seen[-1] == (len(chunks), len(chunks)), "progress"
+    opened = store.open(EMB)
+    assert opened is not None
+    assert opened.chunks == chunks, "chunks.jsonl round-trips every field"
+    assert opened.collection.count() == len(chunks), "one vector per chunk"
+    opened.close()
+
+
+def test_open_without_an_index_returns_none(kb_config: KnowledgeConfig) -> None:
+    assert IndexStore(kb_config).open(EMB) is None, "nothing built yet"
+
+
+def test_failed_build_leaves_the_previous_index_current(kb_config: KnowledgeConfig, chunks) -> None:
+    store = IndexStore(kb_config)
+    first = _build(store, chunks[:2])
+    folder = _current(store)
+    failing = HashEmbeddings(fail_after=1)
+    with pytest.raises(RuntimeError, match="simulated embedding failure"):
+        store.build(chunks, failing, failing.embedder_id)
+    assert _current(store) == folder, "pointer not moved by the failed build"
+    assert sorted(p.name for p in kb_config.data_dir.glob("v-*")) == [folder.name], "no debris"
+    opened = store.open(EMB)
+    assert opened is not None and opened.manifest == first, "old index still opens"
+    opened.close()
+
+
+def test_rebuild_keeps_current_and_previous_versions_only(
+    kb_config: KnowledgeConfig, chunks
+) -> None:
+    store = IndexStore(kb_config)
+    folders = []
+    for size in (1, 2, 3):
+        _build(store, chunks[:size])
+        folders.append(_current(store))
+    assert sorted(p.name for p in kb_config.data_dir.glob("v-*")) == sorted(
+        f.name for f in folders[1:]
+    ), "oldest version collected"
+    pointer = json.loads((kb_config.data_dir / POINTER).read_text())
+    assert pointer == {"version": folders[-1].name}, "pointer names the newest build"
+
+
+def _corrupt_pointer(folder: Path) -> None:
+    (folder.parent / POINTER).write_text("{not json")
+
+
+def _drop_manifest(folder: Path) -> None:
+    (folder / MANIFEST).unlink()
+
+
+def _edit_chunks(folder: Path) -> None:
+    with (folder / CHUNKS).open("a") as handle:
+        handle.write("\n")
+
+
+def _garble_chroma(folder: Path) -> None:
+    shutil.rmtree(folder / "chroma")
+    (folder / "chroma").mkdir()
+    (folder / "chroma" / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
+
+
+@pytest.mark.parametrize(
+    ("damage", "match"),
+    [
+        (_corrupt_pointer, r"pointer .*current\.json is unreadable"),
+        (_drop_manifest, r"manifest .*manifest\.json is missing or invalid"),
+        (_edit_chunks, r"chunks\.jsonl does not match its checksum"),
+        (_garble_chroma, r"Chroma collection gpu-advisor-kb unusable"),
+    ],
+)
+def test_damaged_index_is_reported_with_the_part_that_is_broken(
+    kb_config: KnowledgeConfig, chunks, damage, match: str
+) -> None:
+    store = IndexStore(kb_config)
+    _build(store, chunks)
+    damage(_current(store))
+    with pytest.raises(IndexCorruptError, match=match):
+        store.open(EMB)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[str]:
+    """A real `chroma run` on loopback, stopped by its PID afterwards."""
+    port = _free_port()
+    chroma = Path(sys.executable).with_name("chroma")
+    if not chroma.exists():
+        pytest.skip(f"the chroma CLI is not installed next to {sys.executable}")
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "ORT_DISABLE_TELEMETRY": "1"}
+    args = [str(chroma), "run", "--path", str(tmp_path / "srv"), "--host", "127.0.0.1"]
+    proc = subprocess.Popen(
+        [*args, "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail(f"chroma server on port {port} did not come up")
+                time.sleep(0.1)
+        yield url
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.mark.slow
+def test_http_client_against_a_real_chroma_server(
+    tmp_path: Path, chroma_server: str, chunks
+) -> None:
+    config = KnowledgeConfig(data_dir=tmp_path / "index", chroma_url=chroma_server)
+    store = IndexStore(config)
+    _build(store, chunks[:2])
+    second = _build(store, chunks)
+    assert not (_current(store) / "chroma").exists(), "no embedded store with a server"
+    opened = store.open(EMB)
+    assert opened is not None and opened.collection.count() == len(chunks), "vectors on server"
+    hit = opened.collection.query(
+        query_embeddings=[EMB.embed_query(chunks[0].index_text)], n_results=1
+    )
+    assert hit["ids"][0] == [chunks[0].id], "nearest neighbour of a chunk's own text is itself"
+    names = sorted(c.name for c in opened.client.list_collections())
+    assert second.collection in names and len(names) == 2, "current + previous collections kept"
+    opened.close()
