@@ -1,0 +1,167 @@
+"""What a ranking computes once per request, and the records it builds per shape and instance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tools.catalog import Instance
+from tools.costs import SpotRun
+from tools.estimator import EstimateInput, MemoryEstimate
+from tools.ranking_models import ExclusionKind, JobSummary, Pricing, RankRequest
+from tools.ranking_plans import EstimateFn, PlanFit, PlanSearch
+from tools.throughput import training_flops
+
+LORA_METHODS = ("lora", "qlora")
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """Why an instance is left out."""
+
+    kind: ExclusionKind
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeResult:
+    """Everything about one machine shape that does not depend on its price."""
+
+    fit: PlanFit
+    vram_bytes: int
+    peak: float
+    peak_label: str
+    mfu: float
+    mfu_notes: tuple[str, ...]
+    compute_hours: float
+    dequant_hours: float
+    spot_run: SpotRun | None
+    spot_problem: str | None
+
+    @property
+    def hours(self) -> float:
+        """Uninterrupted hours: compute plus QLoRA de-quantization."""
+        return self.compute_hours + self.dequant_hours
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A qualifying instance at its chosen pricing."""
+
+    key: tuple[float, float, float, str]
+    instance: Instance
+    shape: ShapeResult
+    pricing: Pricing
+    price_per_hour: float
+    hours: float
+    total_cost: float
+    on_demand_cost: float
+    spot_cost: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedJob:
+    """The request plus the figures every row shares."""
+
+    request: RankRequest
+    search: PlanSearch
+    margin: float
+    precision: str
+    tokens: float
+    training_flops: float
+    frozen_params: int
+    checkpoint_bytes: int
+    recompute_forward: bool
+    tokens_per_micro_step: int
+    summary: JobSummary
+
+
+def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
+    """Resolve the model, count tokens and FLOPs, size a checkpoint; set up the plan search."""
+    job = request.job
+    margin = request.assumptions.memory_margin
+    search = PlanSearch(job, margin, estimate_fn)
+    base = search.estimate("single", 1)
+    total, trainable = int(base.total_params), int(base.trainable_params)
+    active = _active_params(job, total)
+    tokens = request.workload.total_tokens(job.seq_len)
+    recompute = recomputes_forward(job)
+    flops = training_flops(job.method, active, trainable, tokens, recompute)
+    frozen = total if job.method in LORA_METHODS else 0  # total_params excludes the adapters
+    checkpoint = checkpoint_bytes(job, base, request.assumptions.adapter_bytes_per_param)
+    summary = JobSummary(
+        model=job.model.id,
+        method=job.method,
+        precision=job.precision,
+        total_params=total,
+        active_params=active,
+        trainable_params=trainable,
+        tokens=tokens,
+        training_flops=flops,
+        checkpoint_bytes=checkpoint,
+        objective=request.objective,
+        spot_policy=request.constraints.spot,
+        memory_margin=margin,
+        assumptions=[*job_assumptions(request), *base.assumptions],
+    )
+    return PreparedJob(
+        request=request,
+        search=search,
+        margin=margin,
+        precision=job.precision,
+        tokens=tokens,
+        training_flops=flops,
+        frozen_params=frozen,
+        checkpoint_bytes=checkpoint,
+        recompute_forward=recompute,
+        tokens_per_micro_step=job.micro_batch_size * job.seq_len,
+        summary=summary,
+    )
+
+
+def _active_params(job: EstimateInput, total: int) -> int:
+    """Parameters used per token: the active experts for MoE models, else all of them."""
+    return int(job.model.active_params()) if job.model.is_moe else total
+
+
+def recomputes_forward(job: EstimateInput) -> bool:
+    """Full activation checkpointing runs every forward twice. Selective recomputation redoes
+    only attention scores, a small share of the FLOPs, and is counted as none."""
+    return job.gradient_checkpointing == "full"
+
+
+def checkpoint_bytes(job: EstimateInput, base: MemoryEstimate, adapter_bytes: float) -> int:
+    """Bytes a checkpoint writes: weights + optimizer states (LoRA: the adapters only).
+
+    `base` is the unsharded single-GPU estimate, so its per-GPU figures are the whole model's.
+    """
+    optimizer = int(base.per_gpu.optimizer)
+    if job.method in LORA_METHODS:
+        return int(base.trainable_params * adapter_bytes) + optimizer
+    return int(base.per_gpu.weights) + optimizer
+
+
+def job_assumptions(request: RankRequest) -> list[str]:
+    """The ranking's own assumptions, in words, for the job summary."""
+    a = request.assumptions
+    t, s = a.throughput, a.spot
+    mfu = (
+        f"MFU {t.mfu_override:.2f} for every cluster (given)"
+        if t.mfu_override is not None
+        else f"MFU {t.mfu_single_node:.2f} on one GPU or NVLink node;"
+        f" x{t.pcie_multi_gpu_factor:.2f} PCIe-only multi-GPU;"
+        f" multi-node x{t.infiniband_factor:.2f} InfiniBand,"
+        f" x{t.roce_factor:.2f} RoCE, x{t.ethernet_factor:.2f} Ethernet;"
+        f" x{t.offload_factor:.2f} with CPU offload"
+    )
+    return [
+        f"memory safety margin {a.memory_margin:.0%}: need x {1 + a.memory_margin:g} must fit",
+        "training FLOPs 6·N per token (full), 4·N + 6·adapters (LoRA/QLoRA), +2·N with full"
+        " checkpointing; N = active parameters",
+        mfu,
+        f"QLoRA de-quantization: {t.qlora_dequant_bytes_per_param:g} B per frozen parameter per"
+        " pass at peak memory bandwidth",
+        f"spot: {s.preemption_rate_per_hour:g} interruptions per node-hour; checkpoints written at"
+        f" {s.storage_bandwidth_bytes_per_s / 1e9:g} GB/s per node; {s.restart_hours * 60:g} min"
+        " per restart; Young/Daly interval sqrt(2·C·MTBF)",
+        "billing: each node rounded up to its billing unit, then to the minimum charge",
+    ]
