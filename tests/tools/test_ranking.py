@@ -13,6 +13,7 @@ import math
 import pytest
 
 from tests.tools.ranking_fixtures import instance
+from tools.catalog import Catalog
 from tools.estimator import EstimateInput, estimate
 from tools.ranking import RankRequest, Workload, rank
 from tools.ranking_plans import plan_input
@@ -245,3 +246,23 @@ def test_full_70b_spot_on_a_cluster() -> None:
             "multi-GPU full fine-tune needs NVLink; this node is PCIe",
         ),
     }, "constraints are checked before memory, the interconnect rule before spot"
+
+
+def test_smoke_on_the_builtin_catalog() -> None:
+    catalog = Catalog.builtin()
+    request = RankRequest(
+        job=EstimateInput(model="meta-llama/Llama-3.1-8B", method="lora"),
+        workload=Workload(tokens=2e8),
+        constraints={"spot": "allowed"},
+    )
+    result = rank(request, catalog)
+    assert result.considered == len(catalog), "every instance looked at"
+    assert len(result.ranked) + len(result.excluded) == len(catalog), "ranked or excluded"
+    assert len(result.ranked) >= 20, "an 8B LoRA fits on many offers"
+    costs = [r.total_cost for r in result.ranked]
+    assert costs == sorted(costs), "ordered by total cost"
+    for row in result.ranked:
+        assert row.need_per_gpu_bytes * 1.1 <= row.vram_per_gpu_bytes, f"{row.instance_id} fits"
+        assert row.total_cost > 0 and row.hours > 0, row.instance_id
+        assert len(row.reasons) >= 4, row.instance_id
+    assert all(e.reason for e in result.excluded), "every exclusion says why"
