@@ -198,8 +198,8 @@ def _zero3_gathered(model: ModelArch, cfg: StatesConfig, full: bool) -> tuple[in
     16-bit weight + 16-bit gradient); FSDP gathers a whole wrapped transformer block and, with
     its default backward prefetch, the next block too.
     """
-    if cfg.zero_stage < 3 or cfg.data_parallel == 1:
-        return 0, 0
+    if cfg.zero_stage < 3 or (cfg.sharding == "fsdp" and cfg.data_parallel == 1):
+        return 0, 0  # FSDP on one rank falls back to NO_SHARD; DeepSpeed still gathers
     wb = c.weight_bytes(cfg.precision)
     if cfg.sharding == "fsdp":
         unit = ceil(block_params(model) / cfg.tensor_parallel)
