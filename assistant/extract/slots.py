@@ -1,10 +1,254 @@
-"""extract_slots: every slot one message sets."""
+"""extract_slots: every slot one message sets.
+
+Readers run in a fixed order over the folded text; each masks what it read, so a number is
+used once: model and GPU names first (so "8x7B" stays Mixtral's and "A100 80GB" a GPU), then
+money ("$3/h" is no deadline), context lengths, data sizes, bare model sizes, GPU counts, VRAM,
+batch and rank, deadlines, and finally the word slots (method, spot, objective, ...). When a
+message sets a slot twice, the last mention wins ("not 8B but 70B").
+"""
 
 from __future__ import annotations
 
-from assistant.state import SlotUpdate
+import re
+from collections.abc import Callable
+from typing import Any
+
+from assistant.extract.names import find_gpus, find_models
+from assistant.extract.numbers import parse_number
+from assistant.extract.patterns import Patterns, number_word_value, patterns
+from assistant.extract.regions import find_region
+from assistant.extract.text import MASK, fold
+from assistant.state import Money, SlotUpdate
+from tools.param_estimate import MAX_PARAMS, MIN_PARAMS
+
+MAX_CHARS = 20_000  # longer messages are read up to here (the assistant refuses > 4000 anyway)
+_MAX_VRAM_GIB = 1024  # more per GPU than any GPU has: not a VRAM figure
+_MAX_COUNT = 100_000  # GPUs, batch, rank: the estimator's own upper limits
+_MAX_SEQ_LEN = 10_000_000
+
+
+class Doc:
+    """The folded message; spans read are masked so later readers skip them."""
+
+    def __init__(self, text: str) -> None:
+        self.text = fold(text[:MAX_CHARS])
+
+    def mask(self, start: int, end: int) -> None:
+        self.text = self.text[:start] + MASK * (end - start) + self.text[end:]
+
+
+Slots = dict[str, Any]
+Reader = Callable[[Doc, Patterns, Slots], None]
 
 
 def extract_slots(text: str, lang: str) -> SlotUpdate:
-    """The slots `text` (in language `lang`: en, nl, fr, tr, de or es) sets; never raises."""
-    return SlotUpdate()
+    """The slots `text` (in `lang`: en, nl, fr, tr, de or es; others read as en) sets."""
+    doc = Doc(text)
+    p = patterns(lang)
+    slots: Slots = {}
+    for reader in _READERS:
+        reader(doc, p, slots)
+    return SlotUpdate(**slots)
+
+
+def _read_models(doc: Doc, p: Patterns, slots: Slots) -> None:
+    for found in find_models(doc.text):
+        slots["model"] = found.value
+        doc.mask(found.start, found.end)
+
+
+def _read_gpus(doc: Doc, p: Patterns, slots: Slots) -> None:
+    chosen: list[str] = []
+    for found, glued_count in find_gpus(doc.text):
+        start = found.start
+        before = p.count_before_gpu.search(doc.text, max(0, start - 24), start)
+        count = glued_count
+        if before is not None and count is None:
+            count = _count(p, before)
+            if count is not None:
+                start = before.start()
+        if count is not None and 1 <= count <= _MAX_COUNT:
+            slots["num_gpus"] = count
+        chosen += [gid for gid in found.value.split(",") if gid not in chosen]
+        doc.mask(start, found.end)
+    if chosen:
+        slots["gpus"] = chosen
+
+
+def _count(p: Patterns, match: re.Match[str]) -> int | None:
+    """A GPU count before a name: digits, a number word of two or more, or "single"."""
+    if match["one"]:
+        return 1
+    if not (match["n"] or match["w"]):
+        return None
+    value = number_word_value(p, match)
+    if match["w"] and value < 2:  # "a H100", "een A100": the GPU, not a count
+        return None
+    return int(value) if value == int(value) else None
+
+
+def _read_money(doc: Doc, p: Patterns, slots: Slots) -> None:
+    for match in list(p.money.finditer(doc.text)):
+        amount = parse_number(match["n"] or match["n2"]) * _magnitude(p, match["mag"] or
+                                                                       match["mag2"])  # fmt: skip
+        currency = next((code for code, _ in p.currency.finditer(match.group())), None)
+        if currency is None or amount <= 0:
+            continue
+        start, end = match.start(), match.end()
+        after = p.rate_after.match(doc.text, end)
+        before = p.rate_before.search(doc.text, max(0, start - 40), start)
+        slot = "max_price_per_hour" if after or before else "budget"
+        slots[slot] = Money(amount=amount, currency=currency)
+        doc.mask(before.start() if before else start, after.end() if after else end)
+
+
+def _magnitude(p: Patterns, word: str | None) -> float:
+    return p.magnitudes[word.rstrip(".")] if word else 1.0
+
+
+def _read_seq_len(doc: Doc, p: Patterns, slots: Slots) -> None:
+    for regex in p.seq_len:
+        for match in list(regex.finditer(doc.text)):
+            value = parse_number(match["n"]) * (1024 if match["k"] else 1)
+            if 1 <= value <= _MAX_SEQ_LEN and value == int(value):
+                slots["seq_len"] = int(value)
+                doc.mask(*match.span())
+
+
+def _read_data(doc: Doc, p: Patterns, slots: Slots) -> None:
+    for match in list(p.tokens.finditer(doc.text)):
+        value = parse_number(match["n"]) * _magnitude(p, match["mag"])
+        if not match["mag"] and value < 100_000 and "seq_len" not in slots:
+            if value >= 1 and value == int(value):
+                slots["seq_len"] = int(value)  # "2048 tokens": a sequence, not a dataset
+        elif value >= 1:
+            slots["dataset_tokens"] = value
+            slots.pop("dataset_samples", None)
+        doc.mask(*match.span())
+    for match in list(p.samples.finditer(doc.text)):
+        value = parse_number(match["n"]) * _magnitude(p, match["mag"])
+        if value >= 1:
+            slots["dataset_samples"] = round(value)
+            slots.pop("dataset_tokens", None)
+        doc.mask(*match.span())
+    for regex in p.epochs:
+        for match in list(regex.finditer(doc.text)):
+            value = number_word_value(p, match)
+            if 0 < value <= 10_000:
+                slots["epochs"] = value
+            doc.mask(*match.span())
+
+
+def _read_model_size(doc: Doc, p: Patterns, slots: Slots) -> None:
+    for match in list(p.model_size.finditer(doc.text)):
+        word = match["mag"].rstrip(".")
+        glued = match.group()[len(match["n"])] not in " \t"
+        named = match["noun"] is not None or p.model_before.search(
+            doc.text, max(0, match.start() - 30), match.start()
+        )
+        if not (named or (glued and word in ("b", "bn"))):
+            continue
+        count = parse_number(match["n"]) * p.magnitudes[word]
+        if MIN_PARAMS <= count <= MAX_PARAMS:
+            slots["model"] = _count_spec(count)
+            doc.mask(*match.span())
+
+
+def _count_spec(count: float) -> str:
+    """A count as resolve_model reads it: 7e9 -> "7B", 3.5e8 -> "350M"."""
+    if count >= 1e9:
+        return f"{count / 1e9:g}B"
+    return f"{count / 1e6:g}M"
+
+
+def _read_gpu_count(doc: Doc, p: Patterns, slots: Slots) -> None:
+    for regex in p.gpu_count:
+        for match in list(regex.finditer(doc.text)):
+            count = _count(p, match)
+            if count is not None and 1 <= count <= _MAX_COUNT:
+                slots["num_gpus"] = count
+                doc.mask(*match.span())
+
+
+def _read_vram(doc: Doc, p: Patterns, slots: Slots) -> None:
+    for match in list(p.vram.finditer(doc.text)):
+        value = parse_number(match["n"])
+        if 0 < value <= _MAX_VRAM_GIB:
+            slots["max_vram_gib"] = value
+            doc.mask(*match.span())
+
+
+def _read_batch_rank(doc: Doc, p: Patterns, slots: Slots) -> None:
+    for slot, regexes in (("micro_batch_size", (p.batch,)), ("lora_rank", p.rank)):
+        for regex in regexes:
+            for match in list(regex.finditer(doc.text)):
+                value = parse_number(match["n"])
+                if 1 <= value <= _MAX_COUNT and value == int(value):
+                    slots[slot] = int(value)
+                    doc.mask(*match.span())
+
+
+def _read_deadline(doc: Doc, p: Patterns, slots: Slots) -> None:
+    for match in list(p.deadline.finditer(doc.text)):
+        value = number_word_value(p, match)
+        hours = value * (1 if match["hour"] else 24 if match["day"] else 168)
+        if 0 < hours <= 24 * 366:
+            slots["deadline_hours"] = hours
+            doc.mask(*match.span())
+
+
+def _read_words(doc: Doc, p: Patterns, slots: Slots) -> None:
+    text = doc.text
+    for slot, choice in (("spot", p.spot), ("objective", p.objective),
+                         ("precision", p.precision), ("optimizer", p.optimizer)):  # fmt: skip
+        for value, _ in choice.finditer(text):
+            slots[slot] = value
+    for value, match in p.method.finditer(text):
+        if not _negated(p, text, match):
+            slots["method"] = value
+    for value, match in p.checkpointing.finditer(text):
+        off = _negated(p, text, match) or p.off_after.match(text, match.end())
+        slots["gradient_checkpointing"] = "none" if off else "full" if value == "term" else value
+    _read_providers(p, text, slots)
+    region = find_region(p, text)
+    if region is not None:
+        slots["region"] = region
+
+
+def _negated(p: Patterns, text: str, match: re.Match[str]) -> bool:
+    before = p.negation_before.search(text, max(0, match.start() - 30), match.start())
+    return before is not None or p.negation_after.match(text, match.end()) is not None
+
+
+def _read_providers(p: Patterns, text: str, slots: Slots) -> None:
+    wanted: list[str] = []
+    unwanted: list[str] = []
+    previous: tuple[bool, int] | None = None  # (negated, end) of the last provider
+    for key, match in p.providers.finditer(text):
+        negated = _negated(p, text, match)
+        joined = previous is not None and p.conjunction.fullmatch(text, previous[1], match.start())
+        if previous is not None and previous[0] and joined:
+            negated = True  # "not AWS or GCP": both excluded
+        (unwanted if negated else wanted).append(key)
+        previous = (negated, match.end())
+    if wanted:
+        slots["providers"] = list(dict.fromkeys(wanted))
+    elif unwanted:
+        from tools.providers import known_providers
+
+        slots["providers"] = [key for key in known_providers() if key not in unwanted]
+
+
+_READERS: tuple[Reader, ...] = (
+    _read_models,
+    _read_gpus,
+    _read_money,
+    _read_seq_len,
+    _read_data,
+    _read_model_size,
+    _read_gpu_count,
+    _read_vram,
+    _read_batch_rank,
+    _read_deadline,
+    _read_words,
+)

@@ -1,0 +1,93 @@
+"""The word lists extraction and intent classification read, from package data files.
+
+`lexicon/common.yaml` holds language-independent names (currencies, providers, precisions,
+optimizers, region names); `lexicon/<lang>.yaml` holds one language's words. Phrase categories
+are merged over all languages (people mix English terms into every language, and a short
+follow-up is often detected as the wrong language); number words stay per language, because
+they collide across languages (Turkish "on" is ten).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from assistant.extract.text import fold
+
+LANGUAGES = ("en", "nl", "fr", "tr", "de", "es")
+_PACKAGE = "assistant.extract"
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Folded phrases by category (all languages), plus per-language number words."""
+
+    phrases: Mapping[str, tuple[str, ...]]
+    magnitudes: Mapping[str, Mapping[str, float]]
+    number_words: Mapping[str, Mapping[str, int]]
+    region_areas: Mapping[str, tuple[str, ...]]
+
+    def get(self, category: str) -> tuple[str, ...]:
+        """The phrases of `category` (empty when no language has any)."""
+        return self.phrases.get(category, ())
+
+    def by_prefix(self, prefix: str) -> dict[str, tuple[str, ...]]:
+        """Categories under `prefix` ("spot." -> {"never": ..., ...}), keyed by the rest."""
+        return {k[len(prefix) :]: v for k, v in self.phrases.items() if k.startswith(prefix)}
+
+    def magnitudes_for(self, lang: str) -> dict[str, float]:
+        """Magnitude words and their multipliers as read in `lang`: every language's words,
+        the first language in LANGUAGES order winning a clash, then `lang`'s own on top
+        (German "Billion" is 1e12, English "billion" 1e9)."""
+        merged: dict[str, float] = dict(self.magnitudes.get("common", {}))
+        for name in LANGUAGES:
+            for word, value in self.magnitudes.get(name, {}).items():
+                merged.setdefault(word, value)
+        merged.update(self.magnitudes.get(lang, {}))
+        return merged
+
+    def vocabulary(self) -> list[str]:
+        """Every phrase, magnitude and number word: material for fuzzing."""
+        words = {p for group in self.phrases.values() for p in group}
+        for tables in (self.magnitudes, self.number_words):
+            for table in tables.values():
+                words |= set(table)
+        return sorted(words)
+
+
+def _read(name: str) -> dict[str, Any]:
+    import yaml  # deferred: only when the lexicon is first used
+
+    text = resources.files(_PACKAGE).joinpath(f"lexicon/{name}.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"lexicon/{name}.yaml: expected a mapping at the top level")
+    return data
+
+
+@cache
+def lexicon() -> Lexicon:
+    """All lexicon files, folded and merged; read once."""
+    phrases: dict[str, list[str]] = {}
+    magnitudes: dict[str, dict[str, float]] = {}
+    numbers: dict[str, dict[str, int]] = {}
+    common = _read("common")
+    for name, data in [("common", common)] + [(lang, _read(lang)) for lang in LANGUAGES]:
+        for category, items in (data.get("phrases") or {}).items():
+            phrases.setdefault(category, []).extend(fold(str(p)) for p in items)
+        table = data.get("magnitudes") or {}
+        magnitudes[name] = {fold(str(word)): float(value) for word, value in table.items()}
+        if name != "common":
+            words = data.get("number_words") or {}
+            numbers[name] = {fold(str(w)): int(v) for w, v in words.items()}
+    areas = {area: tuple(fold(str(p)) for p in items)
+             for area, items in (common.get("region_areas") or {}).items()}  # fmt: skip
+    return Lexicon(
+        phrases={k: tuple(dict.fromkeys(v)) for k, v in phrases.items()},
+        magnitudes=magnitudes,
+        number_words=numbers,
+        region_areas=areas,
+    )

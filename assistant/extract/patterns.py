@@ -1,0 +1,176 @@
+"""The regular expressions extraction uses, built from the lexicon once per language.
+
+`patterns(lang)` compiles on first use and caches; every pattern runs on folded text
+(`assistant.extract.text.fold`). Groups: `n` a number, `mag` its magnitude word, `k` a "k"
+suffix meaning 1024 (context lengths), `w` a number word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from assistant.extract.lexicon import LANGUAGES, lexicon
+from assistant.extract.numbers import number_source
+from assistant.extract.text import alternation, trie_regex
+
+_FLAGS = re.UNICODE
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Phrases that each name a value, in one regex (longest phrase first, one group each)."""
+
+    regex: re.Pattern[str]
+    values: tuple[str, ...]
+
+    def finditer(self, text: str) -> Iterator[tuple[str, re.Match[str]]]:
+        """(value, match) for every phrase found, left to right."""
+        for match in self.regex.finditer(text):
+            yield self.values[(match.lastindex or 1) - 1], match
+
+
+def _choice(groups: Mapping[str, tuple[str, ...]], glue_digits: bool = False) -> Choice:
+    pairs = [(phrase, value) for value, phrases in groups.items() for phrase in phrases]
+    source, values = trie_regex(pairs, glue_digits, mark=True)
+    return Choice(re.compile(source, _FLAGS), tuple(str(v) for v in values))
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Everything extraction matches, for one language."""
+
+    lang: str
+    magnitudes: Mapping[str, float]
+    number_words: Mapping[str, int]
+    money: re.Pattern[str]
+    currency: Choice
+    rate_after: re.Pattern[str]
+    rate_before: re.Pattern[str]
+    seq_len: tuple[re.Pattern[str], ...]
+    tokens: re.Pattern[str]
+    samples: re.Pattern[str]
+    epochs: tuple[re.Pattern[str], ...]
+    model_size: re.Pattern[str]
+    model_before: re.Pattern[str]
+    gpu_count: tuple[re.Pattern[str], ...]
+    count_before_gpu: re.Pattern[str]
+    vram: re.Pattern[str]
+    batch: re.Pattern[str]
+    rank: tuple[re.Pattern[str], ...]
+    deadline: re.Pattern[str]
+    method: Choice
+    spot: Choice
+    objective: Choice
+    precision: Choice
+    optimizer: Choice
+    checkpointing: Choice
+    providers: Choice
+    regions: Choice
+    negation_before: re.Pattern[str]
+    negation_after: re.Pattern[str]
+    off_after: re.Pattern[str]
+    conjunction: re.Pattern[str]
+
+
+def number_word_value(p: Patterns, match: re.Match[str]) -> float:
+    """The number a match's `n` (digits) or `w` (word) group spells."""
+    from assistant.extract.numbers import parse_number
+
+    if match.groupdict().get("w"):
+        return float(p.number_words[match["w"]])
+    return parse_number(match["n"])
+
+
+def _words(table: Mapping[str, object]) -> str:
+    """Alternation of plain words (number words, magnitudes), longest first, glued to digits
+    allowed; each may end with a dot ("Mrd.")."""
+    if not table:
+        return "(?!)"
+    ordered = sorted(table, key=lambda w: (-len(w), w))
+    return "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in ordered) + r")\.?(?!\w)"
+
+
+@cache
+def patterns(lang: str) -> Patterns:
+    """The compiled patterns for `lang` (unknown languages read as English)."""
+    lang = lang if lang in LANGUAGES else "en"
+    lex = lexicon()
+    alt = lambda cat, glue=False: alternation(lex.get(cat), glue)  # noqa: E731
+    mags = lex.magnitudes_for(lang)
+    words = lex.number_words.get(lang, {})
+    num = f"(?P<n>{number_source(lang)})"
+    num_or_word = f"(?:{num}|(?<!\\w)(?P<w>{_words(words)}))"
+    mag = f"(?:\\s?(?P<mag>{_words(mags)}))"
+    conn = f"(?:{alt('connector')}\\s*)?"
+    label_link = r"(?:'\w+)?\s*(?:[:=]|of|van|de|du|von|is|ist|est|es|olarak|op)?\s*"
+    per_hour = alt("rate.after", glue=True)
+    cur = alt("currency.USD", True), alt("currency.EUR", True), alt("currency.TRY", True)
+    cur_any = "(?:" + "|".join(cur) + ")"
+    num2 = number_source(lang)
+    c = lambda source: re.compile(source, _FLAGS)  # noqa: E731
+    return Patterns(
+        lang=lang,
+        magnitudes=mags,
+        number_words=words,
+        money=c(
+            f"{cur_any}\\s*(?P<n>{num2}){mag}?|(?P<n2>{num2})(?:\\s?(?P<mag2>{_words(mags)}))?"
+            f"\\s*{cur_any}"
+        ),
+        currency=_choice(
+            {code: lex.get(f"currency.{code}") for code in ("USD", "EUR", "TRY")}, glue_digits=True
+        ),
+        rate_after=c(f"\\s*{per_hour}"),
+        rate_before=c(f"{alt('rate.before')}[^\\d¦]{{0,25}}$"),
+        seq_len=(
+            c(
+                f"{alt('label.seq_len')}{label_link}{num}(?P<k>k)?(?!\\w)(?:\\s*{alt('noun.tokens')})?"
+            ),
+            c(f"{num}(?P<k>k)?[\\s-]*(?:{alt('noun.tokens')}[\\s-]*)?{alt('label.seq_len')}"),
+            c(f"{num}(?P<k>k)?\\s*{alt('noun.tokens')}\\s*{alt('per_each')}"),
+        ),
+        tokens=c(f"{num}{mag}?\\s*{conn}{alt('noun.tokens')}"),
+        samples=c(f"{num}{mag}?\\s*{conn}{alt('noun.samples')}"),
+        epochs=(
+            c(f"{num_or_word}\\s*-?\\s*{alt('noun.epochs')}"),
+            c(f"{alt('noun.epochs')}\\s*[:=]\\s*{num}"),
+        ),
+        model_size=c(
+            f"{num}{mag}(?P<noun>[\\s-]*{conn}(?:{alt('noun.params')}|{alt('noun.model')}))?"
+        ),
+        model_before=c(f"{alt('noun.model')}\\s+{conn}$"),
+        gpu_count=(
+            c(f"{num_or_word}\\s*(?:x\\s*)?(?:{alt('counter')}\\s+)?{alt('noun.gpu')}"),
+            c(f"(?P<one>{alt('count.one')})\\s+{alt('noun.gpu')}"),
+        ),
+        count_before_gpu=c(
+            f"(?:{num_or_word}\\s*x?|(?P<one>{alt('count.one')}))\\s*(?:{alt('counter')}\\s*)?$"
+        ),
+        vram=c(
+            f"{num}\\s*{alt('unit.vram', glue=True)}(?!\\s*(?:vram\\s+)?{conn}"
+            f"(?:{alt('noun.data')}|{alt('noun.host_memory')}))"
+        ),
+        batch=c(f"{alt('label.batch')}{label_link}{num}(?!\\w)"),
+        rank=(c(f"{alt('label.rank')}{label_link}{num}(?!\\w)"), c(f"(?<!\\w)r\\s*=\\s*{num}")),
+        deadline=c(
+            f"{num_or_word}\\s*(?:(?P<hour>{alt('unit.hour', True)})|"
+            f"(?P<day>{alt('unit.day', True)})|(?P<week>{alt('unit.week', True)}))"
+        ),
+        method=_choice(lex.by_prefix("method.")),
+        spot=_choice(lex.by_prefix("spot.")),
+        objective=_choice(lex.by_prefix("objective.")),
+        precision=_choice(lex.by_prefix("precision.")),
+        optimizer=_choice(lex.by_prefix("optimizer.")),
+        checkpointing=_choice(lex.by_prefix("checkpointing.")),
+        providers=_choice(lex.by_prefix("provider.")),
+        regions=_choice(lex.by_prefix("region.")),
+        negation_before=c(f"{alt('negation')}\\s+(?:\\w+\\s+)?$"),
+        negation_after=c(f"\\s*(?:'\\w+\\s*)?{alt('negation.after')}"),
+        off_after=c(f"\\s*{alt('off.after')}"),
+        conjunction=c(
+            r"\s*(?:,|/|&|\bor\b|\band\b|\bnor\b|\bof\b|\ben\b|\bou\b|\bet\b|\bni\b|"
+            r"\bveya\b|\bya da\b|\bve\b|\boder\b|\bund\b|\bo\b|\by\b|\be\b)?\s*"
+        ),
+    )
