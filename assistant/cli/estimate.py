@@ -1,0 +1,149 @@
+"""`gpu-advisor estimate`: training memory per GPU for one setup.
+
+    gpu-advisor estimate --model NAME | --params N | --config PATH [options] [--json]
+
+The model is a registry name ("llama 3.1 8b"), a parameter count ("7e9", "70B") or a local
+Hugging Face config.json. `--json` prints the estimate with sizes as integer bytes; otherwise a
+table in GiB (2^30 bytes) and GB (10^9 bytes) and the assumptions used. The estimator is
+imported inside the handler so that building the parser stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any, get_args
+
+from tools.memory.constants import Method, Optimizer, Precision
+
+if TYPE_CHECKING:
+    from tools.estimator import MemoryEstimate
+
+PARTS = ("weights", "gradients", "optimizer", "activations", "overhead")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "estimate",
+        help="GPU memory per GPU to train or fine-tune a model",
+        description="Peak GPU memory per GPU for one training setup, with its parts and the "
+        "assumptions used. Sizes: GiB = 2^30 bytes, GB = 10^9 bytes.",
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="registry name, e.g. 'llama 3.1 8b' or an HF id")
+    source.add_argument("--params", help="parameter count, e.g. 7e9 or 70B (Llama-shaped guess)")
+    source.add_argument("--config", help="path to a Hugging Face config.json (or its folder)")
+    parser.add_argument("--method", choices=get_args(Method), default="full")
+    parser.add_argument("--precision", choices=get_args(Precision), default="bf16-mixed")
+    parser.add_argument("--optimizer", choices=get_args(Optimizer), default="adamw")
+    parser.add_argument("--lora-rank", type=int, help="LoRA rank r (default 16)")
+    parser.add_argument("--lora-alpha", type=float, help="LoRA alpha (default 2 x rank)")
+    parser.add_argument(
+        "--lora-targets", help="all-linear (default), attention, mlp, or module names a,b,c"
+    )
+    parser.add_argument("--lora-dropout", type=float, help="LoRA dropout probability (default 0)")
+    parser.add_argument("--batch", type=int, default=1, help="micro-batch: sequences per GPU")
+    parser.add_argument("--seq-len", type=int, default=2048, help="tokens per sequence")
+    parser.add_argument(
+        "--checkpointing",
+        choices=("none", "selective", "full"),
+        default="none",
+        help="activation recomputation",
+    )
+    parser.add_argument(
+        "--attention", default="sdpa", help="sdpa (fused kernels, also flash) or eager"
+    )
+    parser.add_argument(
+        "--zero", default="0", help="ZeRO stage 0-3, or fsdp-shard-grad-op / fsdp-full-shard"
+    )
+    parser.add_argument("--gpus", type=int, default=1, help="data-parallel GPUs")
+    parser.add_argument("--tp", type=int, default=1, help="tensor-parallel degree")
+    parser.add_argument("--sequence-parallel", action="store_true", help="with --tp > 1")
+    parser.add_argument("--offload-optimizer", action="store_true", help="optimizer to CPU RAM")
+    parser.add_argument("--context-gib", type=float, help="CUDA context + framework (default 1)")
+    parser.add_argument("--fragmentation", type=float, help="allocator margin (default 0.10)")
+    parser.add_argument("--json", action="store_true", help="print JSON (integer bytes)")
+    parser.set_defaults(handler=handler)
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """EstimateInput keyword arguments; options left out keep the estimator's defaults."""
+    settings: dict[str, Any] = {
+        "model": args.model or args.params or args.config,
+        "method": args.method,
+        "precision": args.precision,
+        "optimizer": args.optimizer,
+        "micro_batch_size": args.batch,
+        "seq_len": args.seq_len,
+        "gradient_checkpointing": args.checkpointing,
+        "attention": args.attention,
+        "zero_stage": args.zero,
+        "num_gpus": args.gpus,
+        "tensor_parallel": args.tp,
+        "sequence_parallel": args.sequence_parallel,
+        "offload_optimizer": args.offload_optimizer,
+    }
+    optional = {
+        "lora_rank": args.lora_rank,
+        "lora_alpha": args.lora_alpha,
+        "lora_targets": args.lora_targets,
+        "lora_dropout": args.lora_dropout,
+        "fragmentation": args.fragmentation,
+        "cuda_context_bytes": None if args.context_gib is None else int(args.context_gib * 2**30),
+    }
+    return settings | {k: v for k, v in optional.items() if v is not None}
+
+
+def handler(args: argparse.Namespace) -> int:
+    if args.params is not None:
+        from tools.model_registry import model_from_param_count
+
+        args.params = model_from_param_count(args.params)
+    from tools.estimator import EstimateInput, estimate
+
+    result = estimate(EstimateInput(**_settings(args)))
+    try:
+        print(result.model_dump_json(indent=2) if args.json else render(result))
+    except BrokenPipeError:  # e.g. `| head`: the reader is gone, nothing left to report
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stream for exit
+    return 0
+
+
+def _row(label: str, n_bytes: int) -> str:
+    return f"  {label:<12} {n_bytes / 2**30:>10.2f} {n_bytes / 1e9:>10.2f}"
+
+
+def _count(n: int) -> str:
+    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.1f}M"
+
+
+def render(result: MemoryEstimate) -> str:
+    """A readable table in GiB and GB, the activation split and the assumptions."""
+    p = result.per_gpu
+    share = result.trainable_params / result.total_params
+    lines = [
+        f"{result.model_name} ({result.model_id}): {_count(result.total_params)} parameters, "
+        f"{_count(result.trainable_params)} trainable ({share:.2%})",
+        f"{result.total_gpus} GPU(s): data parallel {result.data_parallel} x tensor parallel "
+        f"{result.tensor_parallel}",
+        "",
+        f"  {'per GPU':<12} {'GiB':>10} {'GB':>10}",
+        *(_row(name, getattr(p, name)) for name in PARTS),
+        _row("total", p.total),
+    ]
+    if result.cpu_offload_bytes:
+        lines.append(_row("CPU offload", result.cpu_offload_bytes) + "  (CPU RAM per GPU)")
+    acts = result.activations
+    for layer in acts.layers:
+        lines.append(
+            f"Activations: {layer.count} x {layer.name} keeping "
+            f"{layer.stored_per_layer / 2**30:.3f} GiB each "
+            f"({layer.per_layer_total / 2**30:.3f} GiB without recomputation)"
+        )
+    lines.append(
+        f"Logits and loss at the peak: {acts.logits_peak / 2**30:.3f} GiB; outside the layers: "
+        f"{sum(acts.head.values()) / 2**30:.3f} GiB"
+    )
+    lines += ["", "Assumptions:", *(f"  - {a}" for a in result.assumptions)]
+    return "\n".join(lines)
