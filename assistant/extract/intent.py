@@ -1,14 +1,73 @@
-"""classify_intent: a job description, a guidance question, both, or neither."""
+"""classify_intent: a job description, a guidance question, both, or neither.
+
+- guidance: a question about a concept ("are spot instances safe for training?", "NVLink neden
+  önemli?") or a quantity with no job in it ("hoeveel VRAM heb ik nodig om te fine-tunen?");
+- job: a job's specifics (model, data, money, deadline, GPUs, ...), a wish to train or rent, or
+  an amendment of the job already in the state ("and with full fine-tuning?", "only spot");
+- mixed: a concept question about a specific job ("is spot safe for my 70B QLoRA run?"), or about
+  the job in the state ("is spot safe for my run?");
+- other: greetings, thanks, anything else.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
-from assistant.state import JobState
+from assistant.extract.lexicon import lexicon
+from assistant.extract.slots import extract_slots
+from assistant.extract.text import alternation, fold
+from assistant.state import JobState, SlotUpdate
 
 Intent = Literal["job", "guidance", "mixed", "other"]
 
+# Slots that make a message about one specific job (a method or a GPU name alone is as likely
+# the topic of a general question: "what is QLoRA?", "is the H100 worth it?").
+_SPECIFIC = ("model", "dataset_tokens", "dataset_samples", "max_price_per_hour", "budget",
+             "deadline_hours", "num_gpus", "max_vram_gib")  # fmt: skip
 
-def classify_intent(text: str, lang: str, state: JobState) -> Intent:
-    """What the message asks for, given the job known so far."""
+
+@dataclass(frozen=True)
+class _Cues:
+    concept: re.Pattern[str]
+    quantity: re.Pattern[str]
+    job: re.Pattern[str]
+    own_job: re.Pattern[str]
+    amend: re.Pattern[str]
+
+
+@cache
+def _cues() -> _Cues:
+    lex = lexicon()
+    compile_ = lambda cat: re.compile(alternation(lex.get(f"intent.{cat}")))  # noqa: E731
+    return _Cues(*(compile_(cat) for cat in ("concept", "quantity", "job", "own_job", "amend")))
+
+
+def classify_intent(
+    text: str, lang: str, state: JobState, update: SlotUpdate | None = None
+) -> Intent:
+    """What the message asks for, given the job known so far. `update` is the message's
+    `extract_slots` result when the caller already has it."""
+    update = update if update is not None else extract_slots(text, lang)
+    folded = fold(text)
+    cues = _cues()
+    specific = any(getattr(update, slot) is not None for slot in _SPECIFIC)
+    has_job = state.model is not None
+    about_state = has_job and bool(
+        cues.own_job.search(folded) or cues.amend.search(folded) or not update.is_empty()
+    )
+    if cues.concept.search(folded):
+        if specific or (has_job and cues.own_job.search(folded)):
+            return "mixed"
+        return (
+            "job"
+            if has_job and cues.amend.search(folded) and not update.is_empty()
+            else ("guidance")
+        )
+    if cues.quantity.search(folded) and not specific:
+        return "job" if about_state or (has_job and cues.job.search(folded)) else "guidance"
+    if not update.is_empty() or cues.job.search(folded) or about_state:
+        return "job"
     return "other"

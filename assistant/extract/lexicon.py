@@ -62,10 +62,17 @@ def _read(name: str) -> dict[str, Any]:
     import yaml  # deferred: only when the lexicon is first used
 
     text = resources.files(_PACKAGE).joinpath(f"lexicon/{name}.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     if not isinstance(data, dict):
         raise ValueError(f"lexicon/{name}.yaml: expected a mapping at the top level")
     return data
+
+
+def _text(name: str, category: str, item: object) -> str:
+    """A phrase as written; YAML reads bare no/off/on/yes as booleans, so those need quotes."""
+    if not isinstance(item, str):
+        raise ValueError(f"lexicon/{name}.yaml: {category}: {item!r} is not text; quote it")
+    return item
 
 
 @cache
@@ -77,7 +84,7 @@ def lexicon() -> Lexicon:
     common = _read("common")
     for name, data in [("common", common)] + [(lang, _read(lang)) for lang in LANGUAGES]:
         for category, items in (data.get("phrases") or {}).items():
-            phrases.setdefault(category, []).extend(fold(str(p)) for p in items)
+            phrases.setdefault(category, []).extend(fold(_text(name, category, p)) for p in items)
         table = data.get("magnitudes") or {}
         magnitudes[name] = {fold(str(word)): float(value) for word, value in table.items()}
         if name != "common":

@@ -38,6 +38,12 @@ def _choice(groups: Mapping[str, tuple[str, ...]], glue_digits: bool = False) ->
     return Choice(re.compile(source, _FLAGS), tuple(str(v) for v in values))
 
 
+@cache
+def _shared_choice(prefix: str) -> Choice:
+    """A word slot's choice; the same for every language (the lexicon merges them)."""
+    return _choice(lexicon().by_prefix(prefix))
+
+
 @dataclass(frozen=True)
 class Patterns:
     """Everything extraction matches, for one language."""
@@ -158,14 +164,14 @@ def patterns(lang: str) -> Patterns:
             f"{num_or_word}\\s*(?:(?P<hour>{alt('unit.hour', True)})|"
             f"(?P<day>{alt('unit.day', True)})|(?P<week>{alt('unit.week', True)}))"
         ),
-        method=_choice(lex.by_prefix("method.")),
-        spot=_choice(lex.by_prefix("spot.")),
-        objective=_choice(lex.by_prefix("objective.")),
-        precision=_choice(lex.by_prefix("precision.")),
-        optimizer=_choice(lex.by_prefix("optimizer.")),
-        checkpointing=_choice(lex.by_prefix("checkpointing.")),
-        providers=_choice(lex.by_prefix("provider.")),
-        regions=_choice(lex.by_prefix("region.")),
+        method=_shared_choice("method."),
+        spot=_shared_choice("spot."),
+        objective=_shared_choice("objective."),
+        precision=_shared_choice("precision."),
+        optimizer=_shared_choice("optimizer."),
+        checkpointing=_shared_choice("checkpointing."),
+        providers=_shared_choice("provider."),
+        regions=_shared_choice("region."),
         negation_before=c(f"{alt('negation')}\\s+(?:\\w+\\s+)?$"),
         negation_after=c(f"\\s*(?:'\\w+\\s*)?{alt('negation.after')}"),
         off_after=c(f"\\s*{alt('off.after')}"),

@@ -77,12 +77,13 @@ def _read_gpus(doc: Doc, p: Patterns, slots: Slots) -> None:
 
 def _count(p: Patterns, match: re.Match[str]) -> int | None:
     """A GPU count before a name: digits, a number word of two or more, or "single"."""
-    if match["one"]:
+    groups = match.groupdict()
+    if groups.get("one"):
         return 1
-    if not (match["n"] or match["w"]):
+    if not (groups.get("n") or groups.get("w")):
         return None
     value = number_word_value(p, match)
-    if match["w"] and value < 2:  # "a H100", "een A100": the GPU, not a count
+    if groups.get("w") and value < 2:  # "a H100", "een A100": the GPU, not a count
         return None
     return int(value) if value == int(value) else None
 

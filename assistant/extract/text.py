@@ -67,6 +67,9 @@ def trie_regex(
     return ("(?:" + "|".join(parts) + ")" if parts else "(?!)"), values
 
 
+_WORD_END = r"(?!\w)"
+
+
 class _Node:
     def __init__(self) -> None:
         self.children: dict[str, _Node] = {}
@@ -81,7 +84,9 @@ class _Node:
             node.end, node.value = True, value
 
     def emit(self, mark: bool, values: list[object]) -> str:
-        alts = [atom + child.emit(mark, values) for atom, child in self.children.items()]
+        # A phrase's closing boundary is tried last, so the longest phrase wins.
+        ordered = sorted(self.children.items(), key=lambda item: item[0] == _WORD_END)
+        alts = [atom + child.emit(mark, values) for atom, child in ordered]
         if self.end:
             alts.append("()" if mark else "")
             if mark:
@@ -102,7 +107,7 @@ def _atoms(phrase: str) -> list[str]:
         if word.endswith("*"):
             atoms.append(r"\w*")
         elif i == len(words) - 1 and body and body[-1].isalnum():
-            atoms.append(r"(?!\w)")
+            atoms.append(_WORD_END)
     return atoms if any(a for a in atoms) and words else []
 
 
