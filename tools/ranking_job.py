@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from tools.catalog import Instance
-from tools.costs import SpotRun
+from tools.costs import SECONDS_PER_HOUR, Billing, SpotRun, billed_seconds
 from tools.estimator import EstimateInput, MemoryEstimate
 from tools.ranking_models import ExclusionKind, JobSummary, Pricing, RankRequest
 from tools.ranking_plans import EstimateFn, PlanFit, PlanSearch
 from tools.throughput import training_flops
 
 LORA_METHODS = ("lora", "qlora")
+
+# Sort keys (price per hour, hours, cost) -> the objective's figure first, then the other two.
+SORT_KEYS: dict[str, Callable[[float, float, float], tuple[float, float, float]]] = {
+    "cost": lambda price, hours, cost: (cost, hours, price),
+    "time": lambda price, hours, cost: (hours, cost, price),
+    "price": lambda price, hours, cost: (price, cost, hours),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,16 +44,30 @@ class ShapeResult:
     dequant_hours: float
     spot_run: SpotRun | None
     spot_problem: str | None
+    billed: dict[tuple[str, int], tuple[float, float | None]] = field(default_factory=dict)
 
     @property
     def hours(self) -> float:
         """Uninterrupted hours: compute plus QLoRA de-quantization."""
         return self.compute_hours + self.dequant_hours
 
+    def billed_seconds(self, granularity: Billing, min_charge: int) -> tuple[float, float | None]:
+        """Seconds billed per node on demand and (expected) on spot, for these billing terms."""
+        key = (granularity, min_charge)
+        found = self.billed.get(key)
+        if found is None:
+            on_demand = billed_seconds(self.hours * SECONDS_PER_HOUR, granularity, min_charge)
+            spot = None
+            if self.spot_run is not None:
+                spot_s = self.spot_run.wall_hours * SECONDS_PER_HOUR
+                spot = billed_seconds(spot_s, granularity, min_charge)
+            found = self.billed[key] = (on_demand, spot)
+        return found
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True)  # not frozen: frozen dataclasses set every field through a slow path
 class Row:
-    """A qualifying instance at its chosen pricing."""
+    """A qualifying instance at its chosen pricing (one per qualifying instance: kept cheap)."""
 
     key: tuple[float, float, float, str]
     instance: Instance
@@ -73,11 +95,13 @@ class PreparedJob:
     recompute_forward: bool
     tokens_per_micro_step: int
     summary: JobSummary
+    sort_key: Callable[[float, float, float], tuple[float, float, float]]
+    has_limits: bool
 
 
 def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
     """Resolve the model, count tokens and FLOPs, size a checkpoint; set up the plan search."""
-    job = request.job
+    job, cons = request.job, request.constraints
     margin = request.assumptions.memory_margin
     search = PlanSearch(job, margin, estimate_fn)
     base = search.estimate("single", 1)
@@ -115,6 +139,11 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
         recompute_forward=recompute,
         tokens_per_micro_step=job.micro_batch_size * job.seq_len,
         summary=summary,
+        sort_key=SORT_KEYS[request.objective],
+        has_limits=any(
+            limit is not None
+            for limit in (cons.max_price_per_hour, cons.budget, cons.deadline_hours)
+        ),
     )
 
 

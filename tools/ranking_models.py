@@ -172,13 +172,10 @@ class RankedOption(BaseModel):
 class Excluded(BaseModel):
     """An instance left out, and why."""
 
-    instance_id: str
-    provider: str
-    instance_type: str
-    gpu: str
-    gpu_count: int
-    kind: ExclusionKind
-    reason: str
+    instance_id: str = Field(description="'<provider>/<instance_type>'")
+    gpu: str = Field(description="canonical GPU id")
+    kind: ExclusionKind = Field(description="which rule excluded it")
+    reason: str = Field(description="one line, e.g. 'needs 84.2 GiB per GPU ..., has 80.0 GiB'")
 
 
 class JobSummary(BaseModel):
@@ -200,7 +197,7 @@ class JobSummary(BaseModel):
 
 
 class RankResult(BaseModel):
-    """Ranked options (best first) and every excluded instance with its reason."""
+    """Ranked options (best first) and every excluded instance with its reason (catalog order)."""
 
     job: JobSummary
     ranked: list[RankedOption]

@@ -241,11 +241,8 @@ def test_full_70b_spot_on_a_cluster() -> None:
     assert kinds == {
         "testcloud/a100-8x": ("spot", "no spot offer"),
         "testcloud/h100-1x": ("spot", "no spot offer"),
-        "testcloud/l40s-8x-pcie": (
-            "interconnect",
-            "multi-GPU full fine-tune needs NVLink; this node is PCIe",
-        ),
-    }, "constraints are checked before memory, the interconnect rule before spot"
+        "testcloud/l40s-8x-pcie": ("spot", "no spot offer"),
+    }, "the offer's constraints are checked before the machine shape"
 
 
 def test_smoke_on_the_builtin_catalog() -> None:

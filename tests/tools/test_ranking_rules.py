@@ -13,13 +13,13 @@ from tests.tools.test_ranking import (
 )
 from tools.errors import UnknownNameError
 from tools.estimator import EstimateInput, MemoryBreakdown, MemoryEstimate, estimate
-from tools.ranking import RankRequest, Workload, rank
+from tools.ranking import RankRequest, RankResult, Workload, rank
 from tools.ranking_plans import EstimateFn, NoFit, PlanFit, PlanSearch
 from tools.units import GIB
 
 
-def _excluded(result: object) -> dict[str, tuple[str, str]]:
-    return {e.instance_id: (e.kind, e.reason) for e in result.excluded}  # type: ignore[attr-defined]
+def _excluded(result: RankResult) -> dict[str, tuple[str, str]]:
+    return {e.instance_id: (e.kind, e.reason) for e in result.excluded}
 
 
 def test_screening_reasons() -> None:
@@ -185,3 +185,17 @@ def test_nothing_fits_reports_the_smallest_need() -> None:
     found = search.fit(8, 80 * GIB, range(1, 3), None)
     # smallest: offload on 2 nodes: 10000 x 0.25 / 16 + 1 = 157.25 GiB
     assert found == NoFit(int(157.25 * GIB), "zero3_offload", 16, False), "closest miss"
+
+
+def test_exclusions_keep_catalog_order_and_share_reasons() -> None:
+    catalog = [instance(f"l4-{i}", "L4", 1, 0.5 + i) for i in range(3)]
+    catalog.append(instance("a10g", "A10G", 1, 1.0))
+    result = rank(_full_70b_request(), catalog)
+    assert [(e.instance_id, e.gpu) for e in result.excluded] == [
+        ("testcloud/l4-0", "L4"),
+        ("testcloud/l4-1", "L4"),
+        ("testcloud/l4-2", "L4"),
+        ("testcloud/a10g", "A10G"),
+    ], "one entry per instance, catalog order"
+    assert len({e.reason for e in result.excluded}) == 1, "same 24 GiB shape, same reason"
+    assert result.feasible == 0 and result.considered == 4, "counts"
