@@ -2,8 +2,9 @@
 
 - guidance: a question about a concept ("are spot instances safe for training?", "NVLink neden
   önemli?") or a quantity with no job in it ("hoeveel VRAM heb ik nodig om te fine-tunen?");
-- job: a job's specifics (model, data, money, deadline, GPUs, ...), a wish to train or rent, or
-  an amendment of the job already in the state ("and with full fine-tuning?", "only spot");
+- job: a job's specifics (model, data, money, deadline, GPUs, ...), a wish to train or rent, a
+  request for a recommendation ("which GPU should I rent ...?"), or an amendment of the job
+  already in the state ("and with full fine-tuning?", "only spot");
 - mixed: a concept question about a specific job ("is spot safe for my 70B QLoRA run?"), or about
   the job in the state ("is spot safe for my run?");
 - other: greetings, thanks, anything else.
@@ -36,13 +37,16 @@ class _Cues:
     job: re.Pattern[str]
     own_job: re.Pattern[str]
     amend: re.Pattern[str]
+    recommend: re.Pattern[str]
 
 
 @cache
 def _cues() -> _Cues:
     lex = lexicon()
     compile_ = lambda cat: re.compile(alternation(lex.get(f"intent.{cat}")))  # noqa: E731
-    return _Cues(*(compile_(cat) for cat in ("concept", "quantity", "job", "own_job", "amend")))
+    return _Cues(
+        *(compile_(cat) for cat in ("concept", "quantity", "job", "own_job", "amend", "recommend"))
+    )
 
 
 def classify_intent(
@@ -58,7 +62,8 @@ def classify_intent(
     about_state = has_job and bool(
         cues.own_job.search(folded) or cues.amend.search(folded) or not update.is_empty()
     )
-    if cues.concept.search(folded):
+    # "Which GPU should I rent ...?" asks for a recommendation: a job, whatever else it says.
+    if cues.concept.search(folded) and not cues.recommend.search(folded):
         if specific or (has_job and cues.own_job.search(folded)):
             return "mixed"
         return (

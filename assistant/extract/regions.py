@@ -39,9 +39,17 @@ def region_in_area(hint: str, region: str) -> bool:
     name = fold(region).strip()
     entries = lexicon().region_areas.get(key)
     if entries is None:
-        return name == key or (name.startswith(key) and not name[len(key)].isalpha())
+        return name == key or (name.startswith(key) and _zone_boundary(key[-1], name[len(key)]))
     parts = [part.strip() for part in name.split(",")]
     return any(_entry_matches(entry, part) for entry in entries for part in parts)
+
+
+def _zone_boundary(last: str, following: str) -> bool:
+    """Whether `following` starts a zone after a region name ending in `last`: 'eu-west' +
+    '-1' or '1', but not 'us-east-1' + '2' (another region) or 'eu-west' + 'falia'."""
+    return not (following.isalpha() and last.isalpha()) and not (
+        following.isdigit() and last.isdigit()
+    )
 
 
 def _entry_matches(entry: str, part: str) -> bool:
