@@ -278,6 +278,8 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
         spot_total_cost=row.spot_cost,
         spot_hours=run.wall_hours if run else None,
         checkpoint_interval_hours=run.checkpoint_interval_hours if run else None,
+        spot_interruptions=run.expected_interruptions if run else None,
+        spot_overhead_hours=run.overhead_hours if run else None,
         mfu=shape.mfu,
         peak_tflops_per_gpu=shape.peak,
         regions=list(inst.regions),

@@ -45,6 +45,7 @@ class ShapeResult:
     spot_run: SpotRun | None
     spot_problem: str | None
     billed: dict[tuple[str, int], tuple[float, float | None]] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)  # fit and speed reasons, filled on first use
 
     @property
     def hours(self) -> float:

@@ -161,6 +161,10 @@ class RankedOption(BaseModel):
     spot_total_cost: float | None = Field(description="expected USD on spot, billed; None if none")
     spot_hours: float | None = Field(description="expected wall hours on spot")
     checkpoint_interval_hours: float | None = Field(description="Young/Daly interval on spot")
+    spot_interruptions: float | None = Field(description="expected interruptions on spot")
+    spot_overhead_hours: float | None = Field(
+        description="expected spot hours beyond compute: checkpoints + lost work + restarts"
+    )
     mfu: float
     peak_tflops_per_gpu: float
     regions: list[str]

@@ -37,6 +37,20 @@ def excluded_memory_reason(fit: NoFit, vram_bytes: int, inst: Instance, margin: 
 def ranked_reasons(row: Row, job: PreparedJob) -> list[str]:
     """Fit, speed, cost and provenance of a ranked row, one line each."""
     inst, shape = row.instance, row.shape
+    if not shape.lines:  # the fit and speed lines are the same for every row of a shape
+        shape.lines.extend(_shape_lines(row))
+    lines = [
+        *shape.lines,
+        _cost_line(row),
+        f"price from {inst.source} as of {inst.as_of.isoformat()}",
+    ]
+    if job.request.constraints.spot != "never" and row.spot_cost is None:
+        lines.append(shape.spot_problem or "no spot offer")
+    return lines
+
+
+def _shape_lines(row: Row) -> list[str]:
+    inst, shape = row.instance, row.shape
     fit = shape.fit
     spare = shape.vram_bytes / fit.need_per_gpu_bytes - 1.0
     if fit.gpu_count == 1:
@@ -45,17 +59,12 @@ def ranked_reasons(row: Row, job: PreparedJob) -> list[str]:
         where = f"{PLAN_LABELS[fit.plan]} on {fit.gpu_count} x {inst.gpu}"
     if fit.nodes > 1:
         where += f" ({fit.nodes} nodes of {inst.gpu_count} over {inst.network})"
-    lines = [
+    return [
         f"{where}: needs {format_gib(fit.need_per_gpu_bytes)}"
         f" of {format_gib(shape.vram_bytes)} per GPU ({spare:.0%} spare)",
         f"{shape.hours:.1f} h at MFU {shape.mfu:.2f} of {shape.peak:g} {shape.peak_label}"
         f" TFLOPS per GPU" + _dequant_note(shape.dequant_hours),
-        _cost_line(row),
-        f"price from {inst.source} as of {inst.as_of.isoformat()}",
     ]
-    if job.request.constraints.spot != "never" and row.pricing == "on-demand":
-        lines.append(_why_not_spot(row))
-    return [line for line in lines if line]
 
 
 def _dequant_note(hours: float) -> str:
@@ -75,9 +84,3 @@ def _cost_line(row: Row) -> str:
             line += f", checkpoint every {run.checkpoint_interval_hours:.2f} h"
         line += ")"
     return line
-
-
-def _why_not_spot(row: Row) -> str:
-    if row.spot_cost is None:
-        return row.shape.spot_problem or "no spot offer"
-    return ""

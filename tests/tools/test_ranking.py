@@ -113,6 +113,9 @@ def test_qlora_7b_golden_spot() -> None:
         math.sqrt(2 * 479_723_520 / 1e9 / 3600 * 20)
     )
     assert best.price_per_hour == 1.20, "spot price"
+    # interruptions = 0.05 x W = 0.3070337; overhead = W - 6.0672189 = 0.0734543 h
+    assert best.spot_interruptions == pytest.approx(0.05 * 6.1406732467), "interruptions"
+    assert best.spot_overhead_hours == pytest.approx(6.1406732467 - 6.0672189299), "overhead"
     assert [r.pricing for r in result.ranked[1:]] == ["on-demand", "on-demand"], "no spot offers"
 
 
