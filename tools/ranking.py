@@ -33,9 +33,9 @@ from tools.ranking_models import (
     RankResult,
     Workload,
 )
-from tools.ranking_plans import PLAN_LABELS, EstimateFn, NoFit, PlanFit, is_offload
+from tools.ranking_plans import EstimateFn, NoFit, PlanFit, is_offload
 from tools.ranking_screen import Screen, node_range, over_price, shape_problem
-from tools.ranking_text import excluded_memory_reason, ranked_reasons, usd
+from tools.ranking_text import excluded_memory_reason, plan_text, ranked_reasons, usd
 from tools.throughput import (
     ClusterShape,
     cluster_mfu,
@@ -125,21 +125,13 @@ def _outcome(
         problem = screen.where(inst) or screen.offer(inst)
         if problem is not None:
             return problem
-    shape = _shape(inst, job, shapes)
+    key = _SHAPE_FIELDS(inst)
+    shape = shapes.get(key)
+    if shape is None:  # everything about a machine shape is computed once
+        shape = shapes[key] = _evaluate_shape(inst, job)
     if isinstance(shape, Reject):
         return shape
     return _price(inst, shape, job)
-
-
-def _shape(
-    inst: Instance, job: PreparedJob, cache: dict[tuple[object, ...], ShapeResult | Reject]
-) -> ShapeResult | Reject:
-    """Everything about the instance's machine shape, computed once per shape."""
-    key = _SHAPE_FIELDS(inst)
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = _evaluate_shape(inst, job)
-    return found
 
 
 def _evaluate_shape(inst: Instance, job: PreparedJob) -> ShapeResult | Reject:
@@ -268,7 +260,7 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
         need_per_gpu_bytes=fit.need_per_gpu_bytes,
         margin=shape.vram_bytes / fit.need_per_gpu_bytes - 1.0,
         plan=fit.plan,
-        plan_label=PLAN_LABELS[fit.plan],
+        plan_label=plan_text(fit.plan, job.request.job.tensor_parallel),
         pricing=row.pricing,
         price_per_hour=row.price_per_hour,
         hours=row.hours,

@@ -105,7 +105,7 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
     job, cons = request.job, request.constraints
     margin = request.assumptions.memory_margin
     search = PlanSearch(job, margin, estimate_fn)
-    base = search.estimate("single", 1)
+    base = search.estimate("single", job.tensor_parallel)  # no data parallelism, no sharding
     total, trainable = int(base.total_params), int(base.trainable_params)
     active = _active_params(job, total)
     tokens = request.workload.total_tokens(job.seq_len)
@@ -162,12 +162,14 @@ def recomputes_forward(job: EstimateInput) -> bool:
 def checkpoint_bytes(job: EstimateInput, base: MemoryEstimate, adapter_bytes: float) -> int:
     """Bytes a checkpoint writes: weights + optimizer states (LoRA: the adapters only).
 
-    `base` is the unsharded single-GPU estimate, so its per-GPU figures are the whole model's.
+    `base` is an estimate without ZeRO sharding; its unsharded figures are per tensor-parallel
+    rank, so the whole model's state is tensor_parallel times them.
     """
-    optimizer = int(base.per_gpu.optimizer)
+    states, tp = base.model_states, job.tensor_parallel
+    optimizer = states.unsharded_optimizer * tp
     if job.method in LORA_METHODS:
         return int(base.trainable_params * adapter_bytes) + optimizer
-    return int(base.per_gpu.weights) + optimizer
+    return (states.unsharded_weights + states.unsharded_optimizer) * tp
 
 
 def job_assumptions(request: RankRequest) -> list[str]:

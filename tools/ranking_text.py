@@ -38,7 +38,7 @@ def ranked_reasons(row: Row, job: PreparedJob) -> list[str]:
     """Fit, speed, cost and provenance of a ranked row, one line each."""
     inst, shape = row.instance, row.shape
     if not shape.lines:  # the fit and speed lines are the same for every row of a shape
-        shape.lines.extend(_shape_lines(row))
+        shape.lines.extend(_shape_lines(row, job.request.job.tensor_parallel))
     lines = [
         *shape.lines,
         _cost_line(row),
@@ -49,14 +49,26 @@ def ranked_reasons(row: Row, job: PreparedJob) -> list[str]:
     return lines
 
 
-def _shape_lines(row: Row) -> list[str]:
+def plan_text(plan: str, tensor_parallel: int) -> str:
+    """'ZeRO-2', or with tensor parallelism 'ZeRO-2 + tensor parallel 2'."""
+    if tensor_parallel == 1:
+        return PLAN_LABELS[plan]
+    if plan == "single":
+        return f"tensor parallel {tensor_parallel}"
+    if plan == "single_offload":
+        return f"tensor parallel {tensor_parallel} + CPU optimizer offload"
+    return f"{PLAN_LABELS[plan]} + tensor parallel {tensor_parallel}"
+
+
+def _shape_lines(row: Row, tensor_parallel: int) -> list[str]:
     inst, shape = row.instance, row.shape
     fit = shape.fit
     spare = shape.vram_bytes / fit.need_per_gpu_bytes - 1.0
+    plan = plan_text(fit.plan, tensor_parallel)
     if fit.gpu_count == 1:
-        where = f"{PLAN_LABELS[fit.plan]} ({inst.gpu})"
+        where = f"{plan} ({inst.gpu})"
     else:
-        where = f"{PLAN_LABELS[fit.plan]} on {fit.gpu_count} x {inst.gpu}"
+        where = f"{plan} on {fit.gpu_count} x {inst.gpu}"
     if fit.nodes > 1:
         where += f" ({fit.nodes} nodes of {inst.gpu_count} over {inst.network})"
     return [

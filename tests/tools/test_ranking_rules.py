@@ -199,3 +199,20 @@ def test_exclusions_keep_catalog_order_and_share_reasons() -> None:
     ], "one entry per instance, catalog order"
     assert len({e.reason for e in result.excluded}) == 1, "same 24 GiB shape, same reason"
     assert result.feasible == 0 and result.considered == 4, "counts"
+
+
+def test_tensor_parallel_jobs() -> None:
+    # TP 2: a 1-GPU instance cannot host it; on 8 GPUs the data-parallel degree is 4.
+    request = _qlora_request()
+    request.job = request.job.model_copy(update={"tensor_parallel": 2})
+    catalog = [instance("one", "H100-SXM", 1, 3.0), instance("eight", "H100-SXM", 8, 24.0)]
+    result = rank(request, catalog)
+    assert _excluded(result) == {
+        "testcloud/one": ("gpu_count", "tensor_parallel 2 needs a multiple of 2 GPUs")
+    }, "odd GPU counts"
+    row = result.ranked[0]
+    assert (row.plan, row.gpu_count) == ("ddp", 8), "DDP over 4 pairs"
+    assert row.plan_label == "DDP + tensor parallel 2", "label names both"
+    assert row.reasons[0].startswith("DDP + tensor parallel 2 on 8 x H100-SXM: needs"), row.reasons
+    # the checkpoint is still the whole adapter state: 12 B x 39,976,960
+    assert result.job.checkpoint_bytes == 12 * 39_976_960, "TP does not change the state size"
