@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from tools.gpus import find_gpu, gpu_ids, list_gpus
+from tools.gpus import find_gpu, gpu_ids, list_gpus, lookup_gpu
 from tools.gpus import normalize_name as gpu_key
 from tools.model_registry import list_models, normalize_name
 
@@ -169,13 +169,16 @@ def _gpu_at(
         count, first = int(glued.group(1)), glued.group(2)
     prefixes = _gpu_prefixes()
     opener = any(ch.isdigit() for ch in first) or first in _GPU_OPENERS
+    # A bare model number ("4090") is a GPU only after a count or "single": "2x 3090",
+    # "a single 4090", "twee 4090" (alone it is as likely any number).
+    bare_ok = glued is not None or (i > 0 and _is_count_word(keys[i - 1]))
     best = None
     key = ""
     for n in range(1, min(_MAX_GPU_WORDS, len(toks) - i) + 1):
         key += first if n == 1 else keys[i + n - 1]
         if n > 1 and not opener:
             break
-        ids = _gpu_ids_for(key)
+        ids = _gpu_ids_for(key, bare_ok)
         if ids:
             best = n, ids, count
         if key not in prefixes:
@@ -183,9 +186,29 @@ def _gpu_at(
     return best
 
 
-def _gpu_ids_for(key: str) -> list[str]:
-    """Canonical ids for a normalised user key; plurals ("a100s") and families ("h100")."""
-    if not key or key.isdigit():
+def _is_count_word(key: str) -> bool:
+    return bool(re.fullmatch(r"\d+x?|x", key)) or key in _count_words()
+
+
+@cache
+def _count_words() -> frozenset[str]:
+    """Words that may stand before a GPU's bare model number: counts, "single", "my"."""
+    from assistant.extract.lexicon import lexicon
+
+    lex = lexicon()
+    words = {w for table in lex.number_words.values() for w in table}
+    words |= {w for phrase in lex.get("count.one") for w in phrase.split()}
+    return frozenset(
+        gpu_key(w)
+        for w in words
+        | {"my", "our", "mijn", "mon", "ma", "mes", "benim", "mein", "meine", "mi", "mis"}
+    )
+
+
+def _gpu_ids_for(key: str, bare_ok: bool = False) -> list[str]:
+    """Canonical ids for a normalised user key: plurals ("a100s"), families ("h100"), and a
+    family with its memory ("a10080gb")."""
+    if not key or (key.isdigit() and not bare_ok):
         return []
     spec = find_gpu(key) if key in _gpu_prefixes() else None
     if spec is None and key.endswith("s") and key[:-1] in _gpu_prefixes():
@@ -193,7 +216,16 @@ def _gpu_ids_for(key: str) -> list[str]:
         spec = find_gpu(key)
     if spec is None:
         return []
-    return _families_of().get(key) or [spec.id]
+    return _families_of().get(key) or _sized_family(key) or [spec.id]
+
+
+def _sized_family(key: str) -> list[str]:
+    """A family with its memory: "a10080gb" -> every 80 GB A100 (SXM and PCIe)."""
+    for family, ids in _families_of().items():
+        size = re.fullmatch(r"(\d+)gb", key[len(family) :]) if key.startswith(family) else None
+        if size:
+            return [gid for gid in ids if lookup_gpu(gid).vram_gib == int(size.group(1))]
+    return []
 
 
 @cache

@@ -55,6 +55,7 @@ class Patterns:
     currency: Choice
     rate_after: re.Pattern[str]
     rate_before: re.Pattern[str]
+    range_link: re.Pattern[str]
     seq_len: tuple[re.Pattern[str], ...]
     tokens: re.Pattern[str]
     samples: re.Pattern[str]
@@ -64,6 +65,8 @@ class Patterns:
     gpu_count: tuple[re.Pattern[str], ...]
     count_before_gpu: re.Pattern[str]
     vram: re.Pattern[str]
+    vram_after_gpu: re.Pattern[str]
+    vram_before_gpu: re.Pattern[str]
     batch: re.Pattern[str]
     rank: tuple[re.Pattern[str], ...]
     deadline: re.Pattern[str]
@@ -130,6 +133,7 @@ def patterns(lang: str) -> Patterns:
         ),
         rate_after=c(f"\\s*{per_hour}"),
         rate_before=c(f"{alt('rate.before')}[^\\d¦]{{0,25}}$"),
+        range_link=c(r"\s*(?:-|to|and|tot|en|a|à|et|ile|ila|bis|und|y|ve|ou|or)?\s*"),
         seq_len=(
             c(
                 f"{alt('label.seq_len')}{label_link}{num}(?P<k>k)?(?!\\w)(?:\\s*{alt('noun.tokens')})?"
@@ -158,6 +162,8 @@ def patterns(lang: str) -> Patterns:
             f"{num}\\s*{alt('unit.vram', glue=True)}(?!\\s*(?:vram\\s+)?{conn}"
             f"(?:{alt('noun.data')}|{alt('noun.host_memory')}))"
         ),
+        vram_after_gpu=c(f"\\s*(?:{alt('connector')}\\s+)?{num}\\s*{alt('unit.vram', glue=True)}"),
+        vram_before_gpu=c(f"{num}\\s*{alt('unit.vram', glue=True)}\\s*$"),
         batch=c(f"{alt('label.batch')}{label_link}{num}(?!\\w)"),
         rank=(c(f"{alt('label.rank')}{label_link}{num}(?!\\w)"), c(f"(?<!\\w)r\\s*=\\s*{num}")),
         deadline=c(

@@ -19,6 +19,7 @@ from assistant.extract.patterns import Patterns, number_word_value, patterns
 from assistant.extract.regions import find_region
 from assistant.extract.text import MASK, fold
 from assistant.state import Money, SlotUpdate
+from tools.gpus import lookup_gpu
 from tools.param_estimate import MAX_PARAMS, MIN_PARAMS
 
 MAX_CHARS = 20_000  # longer messages are read up to here (the assistant refuses > 4000 anyway)
@@ -69,10 +70,28 @@ def _read_gpus(doc: Doc, p: Patterns, slots: Slots) -> None:
                 start = before.start()
         if count is not None and 1 <= count <= _MAX_COUNT:
             slots["num_gpus"] = count
-        chosen += [gid for gid in found.value.split(",") if gid not in chosen]
-        doc.mask(start, found.end)
+        ids, start, end = _memory_variant(doc, p, found.value.split(","), start, found.end)
+        chosen += [gid for gid in ids if gid not in chosen]
+        doc.mask(start, end)
     if chosen:
         slots["gpus"] = chosen
+
+
+def _memory_variant(
+    doc: Doc, p: Patterns, ids: list[str], start: int, end: int
+) -> tuple[list[str], int, int]:
+    """The variants with the memory written next to the name ("80GB A100", "A100 with 80 GB"),
+    and the span including it; the ids and span unchanged when there is none or none match."""
+    after = p.vram_after_gpu.match(doc.text, end)
+    before = p.vram_before_gpu.search(doc.text, max(0, start - 12), start)
+    for near in (after, before):
+        if near is None:
+            continue
+        gib = parse_number(near["n"])
+        variants = [gid for gid in ids if lookup_gpu(gid).vram_gib == gib]
+        if variants:
+            return variants, min(start, near.start()), max(end, near.end())
+    return ids, start, end
 
 
 def _count(p: Patterns, match: re.Match[str]) -> int | None:
@@ -89,18 +108,28 @@ def _count(p: Patterns, match: re.Match[str]) -> int | None:
 
 
 def _read_money(doc: Doc, p: Patterns, slots: Slots) -> None:
-    for match in list(p.money.finditer(doc.text)):
-        amount = parse_number(match["n"] or match["n2"]) * _magnitude(p, match["mag"] or
-                                                                       match["mag2"])  # fmt: skip
-        currency = next((code for code, _ in p.currency.finditer(match.group())), None)
-        if currency is None or amount <= 0:
+    amounts = [a for a in (_amount(doc, p, m) for m in p.money.finditer(doc.text)) if a]
+    for i, (money, _start, end, hourly) in enumerate(amounts):
+        # "between $1 and $3 per hour": a range ending in a rate is a rate; its top is the cap.
+        following = amounts[i + 1] if i + 1 < len(amounts) else None
+        if following and following[3] and p.range_link.fullmatch(doc.text, end, following[1]):
             continue
-        start, end = match.start(), match.end()
-        after = p.rate_after.match(doc.text, end)
-        before = p.rate_before.search(doc.text, max(0, start - 40), start)
-        slot = "max_price_per_hour" if after or before else "budget"
-        slots[slot] = Money(amount=amount, currency=currency)
-        doc.mask(before.start() if before else start, after.end() if after else end)
+        slots["max_price_per_hour" if hourly else "budget"] = money
+    for _, start, end, _ in amounts:
+        doc.mask(start, end)
+
+
+def _amount(doc: Doc, p: Patterns, match: re.Match[str]) -> tuple[Money, int, int, bool] | None:
+    """The money a match spells, its span (with any rate words), and whether it is per hour."""
+    amount = parse_number(match["n"] or match["n2"]) * _magnitude(p, match["mag"] or match["mag2"])
+    currency = next((code for code, _ in p.currency.finditer(match.group())), None)
+    if currency is None or amount <= 0:
+        return None
+    start, end = match.span()
+    after = p.rate_after.match(doc.text, end)
+    before = p.rate_before.search(doc.text, max(0, start - 40), start)
+    span = (before.start() if before else start, after.end() if after else end)
+    return Money(amount=amount, currency=currency), *span, bool(after or before)
 
 
 def _magnitude(p: Patterns, word: str | None) -> float:

@@ -25,7 +25,8 @@ MASK = "¦"
 def fold(text: str) -> str:
     """`text` case-folded, without diacritics, with plain punctuation. Length may change
     (German "ß" folds to "ss")."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    # Compatibility forms first ("𝐀" is "A"), then case, then decompose what folding composed.
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", text).casefold())
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return bare.translate(_PLAIN).replace(MASK, " ")
 

@@ -266,6 +266,8 @@ MONEY: list[tuple[str, str, str, Money]] = [
     ("fr", "budget de 1 500 €", "budget", eur(1500)),
     ("de", "Budget: 800 EUR", "budget", eur(800)),
     ("es", "presupuesto de 400 $", "budget", usd(400)),
+    ("en", "between $1 and $3 per hour", "max_price_per_hour", usd(3)),
+    ("fr", "entre 1 € et 2 € de l'heure", "max_price_per_hour", eur(2)),
 ]
 
 
@@ -288,7 +290,8 @@ NOT_A_MODEL: list[tuple[str, str, dict[str, Any]]] = [
     ("8 GPUs", "en", dict(num_gpus=8)),
     ("2 adet A100", "tr", dict(num_gpus=2, gpus=A100)),
     ("Mixtral 8x7B", "en", dict(model=MIXTRAL)),
-    ("A100 80GB", "en", dict(gpus=["A100-80GB-SXM"])),
+    ("A100 80GB", "en", dict(gpus=["A100-80GB-SXM", "A100-80GB-PCIe"])),
+    ("4090 tokens", "en", dict(seq_len=4090)),
     ("in 2 hours", "en", dict(deadline_hours=2)),
     ("LoRA vs QLoRA", "en", dict(method="qlora")),
     ("5M parameters", "en", {}),
@@ -326,9 +329,37 @@ def test_registry_model_names(text: str, model_id: str) -> None:
     assert got == model_id, f"{text!r}: got {got}, want {model_id}"
 
 
+GPU_MENTIONS: list[tuple[str, str, dict[str, Any]]] = [
+    ("a single 4090", "en", dict(num_gpus=1, gpus=["RTX4090"])),
+    ("2x 3090", "en", dict(num_gpus=2, gpus=["RTX3090"])),
+    ("twee 4090s", "nl", dict(num_gpus=2, gpus=["RTX4090"])),
+    ("80GB A100", "en", dict(gpus=["A100-80GB-SXM", "A100-80GB-PCIe"])),
+    ("an A100 with 80 GB", "en", dict(gpus=["A100-80GB-SXM", "A100-80GB-PCIe"])),
+    ("A100 40GB PCIe", "en", dict(gpus=["A100-40GB-PCIe"])),
+    ("8xH100", "en", dict(num_gpus=8, gpus=H100)),
+    ("on H200s or B200s", "en", dict(gpus=["H200", "B200"])),
+    ("sur une seule carte", "fr", dict(num_gpus=1)),
+    ("auf einer einzigen GPU", "de", dict(num_gpus=1)),
+    ("Is an H100 worth it vs an A100?", "en", dict(gpus=H100 + A100)),
+    ("a 10 hour deadline", "en", dict(deadline_hours=10)),  # "a 10" is not the A10
+]
+
+
+@pytest.mark.parametrize(("text", "lang", "expected"), GPU_MENTIONS,
+                         ids=[c[0] for c in GPU_MENTIONS])  # fmt: skip
+def test_gpu_mentions(text: str, lang: str, expected: dict[str, Any]) -> None:
+    got = extract_slots(text, lang).given()
+    assert got == expected, f"{text!r}: got {got}, want {expected}"
+
+
 def test_turkish_suffix_after_model_name() -> None:
     got = extract_slots("Qwen2.5 14B'yi eğitmek istiyorum", "tr").model
     assert got == QWEN_14B, f"apostrophe suffix: got {got}"
+
+
+def test_hourly_cap_and_budget_together() -> None:
+    got = extract_slots("saatte 50 TL, toplam bütçe 10.000 TL", "tr").given()
+    assert got == {"max_price_per_hour": try_(50), "budget": try_(10_000)}, f"got {got}"
 
 
 def test_last_mention_wins() -> None:
