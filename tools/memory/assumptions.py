@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from tools.memory import constants as c
 from tools.memory.activations import LOGIT_PEAK_BYTES
+from tools.memory.inventory import total_params
 from tools.memory.model_states import ModelStates, adapter_bytes
 from tools.units import GB, format_gib
 
@@ -36,7 +37,7 @@ def describe(
 
 def _model(inp: EstimateInput) -> list[str]:
     m = inp.model
-    out = [f"Model {m.name} ({m.id}): {m.total_params():,} parameters; dimensions from {m.source}."]
+    out = [f"Model {m.name} ({m.id}): {total_params(m):,} parameters; dimensions from {m.source}."]
     out += [f"Model: {a}." for a in m.assumptions]
     if inp.seq_len > m.max_position_embeddings:
         out.append(

@@ -10,12 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from tools.errors import InvalidInputError
-from tools.models import ModelArch
+from tools.models import LinearModule, ModelArch
 
 TensorKind = Literal["linear", "bias", "embedding", "norm", "other"]
+_CACHE = 256  # architectures kept; ModelArch is frozen and hashable
+
+
+@lru_cache(maxsize=_CACHE)
+def linear_modules(model: ModelArch) -> tuple[LinearModule, ...]:
+    """`model.linear_modules()`, built once per architecture (it creates pydantic objects)."""
+    return tuple(model.linear_modules())
+
+
+@lru_cache(maxsize=_CACHE)
+def total_params(model: ModelArch) -> int:
+    """`model.total_params()`, computed once per architecture."""
+    return model.total_params()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +65,12 @@ class PhysicalLinear:
     slices: tuple[str, ...]  # canonical names it covers
 
 
+@lru_cache(maxsize=_CACHE)
 def param_tensors(model: ModelArch) -> tuple[ParamTensor, ...]:
     """Every parameter tensor of the model, grouped by shape; sums to `model.total_params()`."""
     h = model.hidden_size
     tensors: list[ParamTensor] = []
-    for m in model.linear_modules():
+    for m in linear_modules(model):
         tensors.append(ParamTensor(m.name, m.d_out, m.d_in, m.count, "linear"))
         if m.bias:
             tensors.append(ParamTensor(f"{m.name}.bias", m.d_out, 1, m.count, "bias"))
@@ -76,7 +91,7 @@ def param_tensors(model: ModelArch) -> tuple[ParamTensor, ...]:
             ParamTensor("pooler", h, h, 1, "other"),
             ParamTensor("pooler.bias", h, 1, 1, "bias"),
         ]
-    remainder = model.total_params() - sum(t.total for t in tensors)
+    remainder = total_params(model) - sum(t.total for t in tensors)
     if model.relative_attention_buckets and remainder > 0:
         stacks = remainder // (model.relative_attention_buckets * model.num_heads)
         tensors.append(
@@ -88,12 +103,13 @@ def param_tensors(model: ModelArch) -> tuple[ParamTensor, ...]:
                 "other",
             )
         )
-        remainder = model.total_params() - sum(t.total for t in tensors)
+        remainder = total_params(model) - sum(t.total for t in tensors)
     if remainder:  # parameters the shapes above do not explain: count them as one vector
         tensors.append(ParamTensor("unaccounted", remainder, 1, 1, "other"))
     return tuple(tensors)
 
 
+@lru_cache(maxsize=_CACHE)
 def physical_linears(model: ModelArch) -> tuple[PhysicalLinear, ...]:
     """Linear modules as separate nn.Linear objects: slices sharing a fused matrix are merged.
 
@@ -101,7 +117,7 @@ def physical_linears(model: ModelArch) -> tuple[PhysicalLinear, ...]:
     (GPT-2 `c_attn` = q, k, v; Phi-3 `gate_up_proj`), which PEFT can only adapt as a whole.
     """
     merged: dict[tuple[str, str, int], PhysicalLinear] = {}
-    for m in model.linear_modules():
+    for m in linear_modules(model):
         hf = m.hf_name or m.name
         key = (hf, m.group, m.d_in) if hf != m.name else (m.name, m.group, -1)
         prior = merged.get(key)
@@ -119,8 +135,8 @@ TARGET_PRESETS = ("all-linear", "attention", "mlp")
 
 def valid_target_names(model: ModelArch) -> list[str]:
     """Presets plus every module name (canonical and Hugging Face) the model has."""
-    names = [m.name for m in model.linear_modules()]
-    names += [m.hf_name for m in model.linear_modules() if m.hf_name]
+    names = [m.name for m in linear_modules(model)]
+    names += [m.hf_name for m in linear_modules(model) if m.hf_name]
     return [*TARGET_PRESETS, *dict.fromkeys(names)]
 
 
@@ -153,7 +169,7 @@ def resolve_targets(model: ModelArch, targets: str | Sequence[str]) -> tuple[Phy
 
 def _hf_matches(model: ModelArch, module: PhysicalLinear, name: str) -> bool:
     """Whether `name` is the Hugging Face name of any slice of `module`."""
-    return any(m.hf_name == name and m.name in module.slices for m in model.linear_modules())
+    return any(m.hf_name == name and m.name in module.slices for m in linear_modules(model))
 
 
 def adapter_tensors(targets: Iterable[PhysicalLinear], rank: int) -> tuple[ParamTensor, ...]:
@@ -165,19 +181,21 @@ def adapter_tensors(targets: Iterable[PhysicalLinear], rank: int) -> tuple[Param
     return tuple(out)
 
 
+@lru_cache(maxsize=_CACHE)
 def largest_module_params(model: ModelArch) -> int:
     """Parameters of the largest single module (weight + bias), like DeepSpeed's estimator."""
-    linear = max(m.params_each() for m in model.linear_modules())
+    linear = max(m.params_each() for m in linear_modules(model))
     embeddings = [model.vocab_size * model.hidden_size]
     if model.learned_positions:
         embeddings.append(model.max_position_embeddings * model.hidden_size)
     return max(linear, *embeddings)
 
 
+@lru_cache(maxsize=_CACHE)
 def block_params(model: ModelArch) -> int:
     """Parameters of one transformer block (averaged over encoder and decoder blocks)."""
     layers = model.num_layers + model.num_decoder_layers
-    linear = sum(m.num_params() for m in model.linear_modules())
+    linear = sum(m.num_params() for m in linear_modules(model))
     per_norm = model.hidden_size * (2 if model.norm == "layernorm" else 1)
     norms = model.norms_per_layer * layers + model.num_decoder_layers  # + cross-attention norm
     return (linear + per_norm * norms) // layers

@@ -20,7 +20,9 @@ from tools.memory.inventory import (
     adapter_tensors,
     block_params,
     largest_module_params,
+    linear_modules,
     param_tensors,
+    total_params,
 )
 from tools.models import ModelArch
 
@@ -183,7 +185,7 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         gathered_weights=gathered_w,
         gathered_gradients=gathered_g,
         dequant_buffer=dequant,
-        total_params=model.total_params(),
+        total_params=total_params(model),
         trainable_params=sum(t.total for t in trainable),
         unsharded_weights=weights,
         unsharded_gradients=gradients,
@@ -212,5 +214,5 @@ def _dequant_buffer(model: ModelArch, cfg: StatesConfig) -> int:
     """QLoRA: bitsandbytes dequantizes each 4-bit weight to 16-bit for its matmul, one at a time."""
     if cfg.method != "qlora":
         return 0
-    largest = max(m.d_in * m.d_out for m in model.linear_modules())
+    largest = max(m.d_in * m.d_out for m in linear_modules(model))
     return c.BF16 * ceil(largest / cfg.tensor_parallel)
