@@ -16,8 +16,9 @@ can mean and the tolerance its written precision implies:
   languages, from Babel) are dates, not numbers.
 
 Not figures: digits inside identifiers that start with a letter ("H100", "p4d.24xlarge",
-"ZeRO-3", "bf16", "Llama-3.1-70B"), URLs, list markers at the start of a line ("1.", "2)"), and
-small ordinals ("1st", "2e", "3º"). Everything else is a figure to be traced.
+"ZeRO-3", "bf16", "Llama-3.1-70B") or mix digits, letters and digits again ("3f9a12bc"), URLs,
+list markers at the start of a line ("1.", "2)"), and small ordinals ("1st", "2e", "3º").
+Everything else is a figure to be traced.
 
 A bare integer from 0 to 10 (no decimals, money sign, percent or suffix) is marked `exact`: it is
 nearly always a count or a position ("8x H100", "2 nodes", "top 3"), so it is grounded only by an
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from babel.dates import get_month_names
 
@@ -53,7 +54,11 @@ _NUMBER = re.compile(
     r"(?P<num>\d{1,3}(?:[,.'’\u00a0\u202f ]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
     r"(?P<exp>[eE][-+]?\d{1,3}(?![^\W\d_]))?"
 )
-_IDENTIFIER = re.compile(r"(?<![\w.\-])[^\W\d_][\w.\-]*")
+_IDENTIFIER = re.compile(r"(?<![\w.\-])[^\W\d_][\w.\-]*\d[\w.\-]*")
+# Digits, then letters, then digits again ("3f9a12bc", an error id or hash): a name, not a figure.
+_DIGIT_IDENTIFIER = re.compile(r"(?<![\w.\-])(?!\d+[eE]\d+(?!\w))\d+[^\W\d_]+\d\w*")
+_ANY_DIGIT = re.compile(r"\d")
+_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
 _CURRENCY_PREFIX = re.compile(r"^(?:USD|EUR|TRY|TL|GBP)(?=\d)")
 _URL = re.compile(r"(?:https?://|www\.)\S+|\]\([^)]*\)")
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*)?(\d{1,3})[.)](?:\*\*)?(?=[ \t])", re.M)
@@ -131,9 +136,17 @@ class ShownDate:
 
 def shown_figures(text: str) -> tuple[list[ShownNumber], list[ShownDate]]:
     """Every number and date `text` shows, in order (see the module docstring for the rules)."""
+    numbers, dates = _shown_figures(text)
+    return list(numbers), list(dates)
+
+
+@lru_cache(maxsize=4096)
+def _shown_figures(text: str) -> tuple[tuple[ShownNumber, ...], tuple[ShownDate, ...]]:
+    if not _ANY_DIGIT.search(text):
+        return (), ()
     masked = _mask(text, _URL)
     masked = _mask_identifiers(masked)
-    dates, masked = _find_dates(masked, text)
+    dates, masked = _find_dates(masked, text) if _YEAR.search(masked) else ([], masked)
     skip = {m.start(1) for m in _LIST_MARKER.finditer(masked)}
     numbers = []
     for match in _NUMBER.finditer(masked):
@@ -142,7 +155,7 @@ def shown_figures(text: str) -> tuple[list[ShownNumber], list[ShownDate]]:
         found = _read_number(match, masked, text)
         if found is not None:
             numbers.append(found)
-    return numbers, dates
+    return tuple(numbers), tuple(dates)
 
 
 def _mask(text: str, pattern: re.Pattern[str]) -> str:
@@ -152,11 +165,11 @@ def _mask(text: str, pattern: re.Pattern[str]) -> str:
 def _mask_identifiers(text: str) -> str:
     def blank(match: re.Match[str]) -> str:
         word = match.group().rstrip(".-")
-        if not any(ch.isdigit() for ch in word) or _CURRENCY_PREFIX.match(word):
+        if _CURRENCY_PREFIX.match(word):
             return match.group()
         return " " * len(word) + match.group()[len(word) :]
 
-    return _IDENTIFIER.sub(blank, text)
+    return _mask(_IDENTIFIER.sub(blank, text), _DIGIT_IDENTIFIER)
 
 
 # ------------------------------------------------------------------------------ numbers
@@ -254,8 +267,9 @@ def _digits(raw: str) -> float:
 
 
 def _decimal(raw: str, point: int) -> tuple[float, int]:
-    whole, frac = raw[:point], raw[point + 1 :]
-    return _digits(whole) + float("0." + frac), len(frac)
+    whole = "".join(ch for ch in raw[:point] if ch.isdigit()) or "0"
+    frac = raw[point + 1 :]
+    return float(f"{whole}.{frac}"), len(frac)
 
 
 # ------------------------------------------------------------------------------ dates
@@ -282,20 +296,23 @@ def _date_patterns() -> tuple[re.Pattern[str], ...]:
         re.compile(r"(?<![\d.,])(?P<a>\d{1,2})[./-](?P<b>\d{1,2})[./-](?P<y>\d{4})(?!\d)"),
         re.compile(rf"(?<!\d)(?P<d>\d{{1,2}})\.?[ \u00a0](?:de[ \u00a0])?(?P<mn>{month})\.?,?"
                    rf"[ \u00a0](?:de[ \u00a0])?(?P<y>\d{{4}})(?!\d)", re.I),
-        re.compile(rf"(?<![^\W\d_])(?P<mn>{month})\.?[ \u00a0](?P<d>\d{{1,2}}),?"
-                   rf"[ \u00a0](?P<y>\d{{4}})(?!\d)", re.I),
-        re.compile(rf"(?<![^\W\d_])(?P<mn>{month})\.?[ \u00a0](?P<y>\d{{4}})(?!\d)", re.I),
+        re.compile(rf"(?<![^\W\d_])(?=[^\W\d_]{{3,10}}\.?[ \u00a0]\d)(?P<mn>{month})\.?"
+                   rf"[ \u00a0](?P<d>\d{{1,2}}),?[ \u00a0](?P<y>\d{{4}})(?!\d)", re.I),
+        re.compile(rf"(?<![^\W\d_])(?=[^\W\d_]{{3,10}}\.?[ \u00a0]\d)(?P<mn>{month})\.?[ \u00a0]"
+                   rf"(?P<y>\d{{4}})(?!\d)", re.I),
     )  # fmt: skip
 
 
 def _find_dates(masked: str, text: str) -> tuple[list[ShownDate], str]:
     dates: list[ShownDate] = []
     for pattern in _date_patterns():
-        for match in pattern.finditer(masked):
+        matches = list(pattern.finditer(masked))
+        for match in matches:
             options = _date_options(match)
             if options:
                 dates.append(ShownDate(text[match.start() : match.end()], match.start(), options))
-        masked = _mask(masked, pattern)
+        if matches:
+            masked = _mask(masked, pattern)
     dates.sort(key=lambda d: d.start)
     return dates, masked
 

@@ -87,6 +87,8 @@ def make_option(rank: int = 1, **over: Any) -> RankedOption:
         "spot_total_cost": None,
         "spot_hours": None,
         "checkpoint_interval_hours": None,
+        "spot_interruptions": None,
+        "spot_overhead_hours": None,
         "mfu": 0.38,
         "peak_tflops_per_gpu": 362.05,
         "regions": ["us-east-1"],
@@ -118,14 +120,12 @@ def make_summary(**over: Any) -> JobSummary:
     return JobSummary(**fields)
 
 
-def make_excluded(kind: ExclusionKind, n: int, gpu: str = "T4") -> Excluded:
-    """One exclusion group of `n` instances."""
-    return Excluded(
-        kind=kind,
-        reason=f"English reason for {kind}",
-        gpu=gpu,
-        instance_ids=[f"gcp/{kind}-{i}" for i in range(n)],
-    )
+def make_excluded(kind: ExclusionKind, n: int, gpu: str = "T4") -> list[Excluded]:
+    """`n` instances excluded for `kind`, each with an English reason."""
+    return [
+        Excluded(instance_id=f"gcp/{kind}-{i}", gpu=gpu, kind=kind, reason=f"English {kind}")
+        for i in range(n)
+    ]
 
 
 def make_ranking(
@@ -136,6 +136,6 @@ def make_ranking(
         job=make_summary(**summary),
         ranked=options,
         excluded=excluded,
-        considered=len(options) + sum(len(group.instance_ids) for group in excluded),
+        considered=len(options) + len(excluded),
         feasible=len(options),
     )

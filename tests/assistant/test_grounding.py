@@ -85,6 +85,7 @@ def test_reading_figures(text: str, expected: list[list[float]]) -> None:
         "[pricing](https://example.com/42)",
         "1. **aws** p5\n2) second\n- 3. third",
         "the 1st, 2nd, 2e, 3º choice",
+        "error id 3f9a12bc",
     ],
 )
 def test_not_figures(text: str) -> None:
