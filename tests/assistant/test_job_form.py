@@ -1,0 +1,56 @@
+"""The job panel's form mirrors the JobState and amends it."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.job_form import (
+    FORM_FIELDS,
+    JobForm,
+    form_from_state,
+    form_from_values,
+    form_values,
+    state_from_form,
+)
+from assistant.state import JobState, Money
+
+
+def test_state_shows_in_the_form_with_tokens_in_millions_and_money_as_named() -> None:
+    state = JobState(model="70B", method="qlora", dataset_tokens=2e8, spot="allowed",
+                     budget=Money(amount=50, currency="EUR"), providers=["aws"])  # fmt: skip
+    form = form_from_state(state)
+    assert form_values(form) == (
+        "70B", "qlora", None, None, None, None, 200.0, 50.0, None, "EUR", "allowed",
+    ), f"fields in {FORM_FIELDS} order"  # fmt: skip
+
+
+def test_widget_values_treat_blank_and_zero_as_open_and_round_counts() -> None:
+    form = form_from_values(model="  llama 3.1 8b ", method=None, precision="", seq_len=4096.0,
+                            micro_batch_size=0, num_gpus=2.4, tokens_millions=0, budget=None,
+                            max_price_per_hour=2.5, currency=None, spot="never")  # fmt: skip
+    assert form == JobForm(model="llama 3.1 8b", seq_len=4096, num_gpus=2,
+                           max_price_per_hour=2.5, spot="never")  # fmt: skip
+
+
+def test_form_amends_the_state_and_keeps_slots_it_does_not_show() -> None:
+    before = JobState(model="70B", method="qlora", dataset_samples=10_000, providers=["runpod"],
+                      budget=Money(amount=40, currency="USD"), seq_len=1024)  # fmt: skip
+    form = JobForm(model="70B", method="full", tokens_millions=50, max_price_per_hour=3,
+                   currency="EUR")  # fmt: skip
+    after = state_from_form(form, before)
+    assert after.method == "full" and after.dataset_tokens == 50_000_000
+    assert after.dataset_samples is None, "tokens replace samples"
+    assert after.max_price_per_hour == Money(amount=3, currency="EUR"), "never converted"
+    assert after.budget is None and after.seq_len is None, "cleared fields are open again"
+    assert after.providers == ["runpod"], "slots the form does not show are kept"
+
+
+def test_a_samples_workload_survives_a_form_without_tokens() -> None:
+    before = JobState(model="7B", dataset_samples=5000)
+    after = state_from_form(form_from_state(before), before)
+    assert after == before, "round trip through the form changes nothing"
+
+
+def test_invalid_widget_values_raise() -> None:
+    with pytest.raises(ValueError, match="method"):
+        form_from_values(method="sgd")
