@@ -247,3 +247,37 @@ def test_gpt2_defaults_to_dropout_and_eager_text() -> None:
     result = run(gpt2_small(), attention="eager")
     text = "\n".join(result.assumptions)
     assert "Dropout on" in text and "(16-bit)" in text, "GPT-2: dropout 0.1, 16-bit softmax"
+
+
+# --- every built-in architecture ----------------------------------------------------------------
+def builtin_models() -> list[ModelArch]:
+    from tools.model_registry import list_models
+
+    return list_models()
+
+
+@pytest.mark.parametrize("model", builtin_models(), ids=lambda m: m.id)
+def test_every_builtin_model_estimates(model: ModelArch) -> None:
+    seq = min(2048, model.max_position_embeddings)
+    for settings in (
+        {},
+        {"method": "lora", "attention": "eager"},
+        {"method": "qlora", "gradient_checkpointing": "full", "zero_stage": 3, "num_gpus": 4},
+        {"optimizer": "adafactor", "zero_stage": "fsdp-full-shard", "num_gpus": 8},
+    ):
+        result = run(model, seq_len=seq, **settings)
+        p = result.per_gpu
+        assert p.total == p.weights + p.gradients + p.optimizer + p.activations + p.overhead
+        layers = sum(g.count for g in result.activations.layers)
+        assert layers == model.num_layers + model.num_decoder_layers, f"{model.id}: every layer"
+
+
+def test_fused_projections_get_one_adapter_each() -> None:
+    """Phi-3 mini fuses q,k,v (qkv_proj 3072 -> 9216) and gate,up (gate_up_proj 3072 -> 16384):
+    r=16 on all linear layers is 32 x 16 x [(3072+9216) + (3072+3072) + (3072+16384) +
+    (8192+3072)] = 25,165,824 trainable parameters."""
+    from tools.model_registry import lookup_model
+
+    result = run(lookup_model("microsoft/Phi-3-mini-4k-instruct"), method="lora")
+    by_hand = 32 * 16 * ((3072 + 9216) + (3072 + 3072) + (3072 + 16384) + (8192 + 3072))
+    assert result.trainable_params == by_hand == 25_165_824, "fused modules adapted whole"
