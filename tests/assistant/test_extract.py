@@ -379,3 +379,15 @@ def test_every_resolved_spec_resolves() -> None:
         spec = expected.get("model")
         if spec is not None:
             assert resolve_model(spec).total_params() > 0, f"{text!r}: {spec} must resolve"
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("1.5", 1.5), ("1,5", 1.5), ("200.000", 200_000), ("200,000", 200_000), ("1 500", 1500),
+     ("0.125", 0.125), ("1.234,5", 1234.5), ("1,234.5", 1234.5), ("1.000.000", 1e6),
+     ("2,50", 2.5), ("1'000", 1000), ("42", 42)],
+)  # fmt: skip
+def test_parse_number(text: str, value: float) -> None:
+    from assistant.extract.numbers import parse_number
+
+    assert parse_number(text) == value, f"{text!r} -> {parse_number(text)}"
