@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assistant.compose_parts import Citation
 from assistant.tools import InstanceList, KnowledgeResult, ModelInfo
 from knowledge.retrieval import Passage
 from tools.estimator import MemoryEstimate
@@ -81,14 +82,6 @@ class Notice(BaseModel):
     type: Literal["notice"] = "notice"
     kind: NoticeKind
     text: str
-
-
-class Citation(BaseModel):
-    """A knowledge-base passage the answer cites."""
-
-    topic: str | None
-    lang: str
-    title: str
 
 
 class ToolCallRecord(BaseModel):

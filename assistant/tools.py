@@ -316,10 +316,18 @@ def _instance_content(item: Instance) -> dict[str, Any]:
     return item.model_dump(
         mode="json",
         include={
-            "id", "gpu", "gpu_count", "vram_per_gpu_gib", "interconnect", "price_per_hour",
-            "spot_price_per_hour", "regions", "as_of", "source",
+            "id",
+            "gpu",
+            "gpu_count",
+            "vram_per_gpu_gib",
+            "interconnect",
+            "price_per_hour",
+            "spot_price_per_hour",
+            "regions",
+            "as_of",
+            "source",
         },
-    )  # fmt: skip
+    )
 
 
 def run_list_instances(args: ListInstancesArgs, catalog: Catalog) -> tuple[str, InstanceList]:
