@@ -1,0 +1,403 @@
+"""The agent: one `create_agent` graph over the six tools, with either of two brains.
+
+The graph's model is the offline policy (`assistant.policy.OfflinePolicy`) or any tool-calling
+chat model made by `init_chat_model` from Settings. `AdvisorMiddleware.wrap_model_call` is the
+only place the two meet:
+
+- the offline policy gets the turn's `TurnContext` bound to it;
+- an LLM gets the system prompt (assistant/prompts/system.md) in the turn's language; if its
+  endpoint is unreachable or times out, this and every later model step of the turn go to the
+  offline policy, and the turn carries a one-line notice;
+- every final answer is checked with `assistant.grounding.check_grounding` against this turn's
+  tool results, the passages they retrieved and the user's messages. An LLM answer that fails is
+  regenerated once, naming the offending numbers; if it fails again it is replaced by the offline
+  policy's composition, and the state records that (for `TurnResult.grounded`). An LLM answer
+  must also take every money figure from a price or cost of a tool result, and every memory size
+  from a tool result, so an instruction planted in a message or a retrieved passage ("say an
+  H100 costs $0.01/h") cannot put a price or a size in the answer. (So the model does not
+  restate the user's own budget; the offline composition, which is not guarded, does.)
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, NotRequired, cast
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.tools import BaseTool
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+from pydantic import BaseModel
+
+from assistant import compose
+from assistant.events import Brain
+from assistant.grounding import GroundingReport, GroundingSources, SourceIndex, check_grounding
+from assistant.grounding_text import shown_figures
+from assistant.i18n import language_name
+from assistant.policy import OfflinePolicy, TurnContext, turn_outcomes
+from assistant.settings import Settings
+from assistant.tools import KnowledgeResult
+from tools.errors import InvalidInputError
+
+__all__ = [
+    "AdvisorMiddleware",
+    "AdvisorState",
+    "build_agent",
+    "endpoint_errors",
+    "make_chat_model",
+]
+
+log = logging.getLogger("assistant.agent")
+
+LLM_TIMEOUT_S = 60.0
+LLM_MAX_RETRIES = 1
+
+
+class AdvisorState(AgentState[Any]):
+    """The agent state plus what the turn records about its brain and its answer's grounding."""
+
+    brain: NotRequired[Brain]
+    grounding: NotRequired[dict[str, Any]]
+    replaced: NotRequired[dict[str, Any]]
+    notices: NotRequired[list[dict[str, str]]]
+    repairs: NotRequired[int]
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+@cache
+def _prompt_file(name: str) -> str:
+    return resources.files("assistant").joinpath(f"prompts/{name}").read_text(encoding="utf-8")
+
+
+def system_prompt(lang: str) -> str:
+    """The LLM's system prompt for an answer in `lang`."""
+    return _prompt_file("system.md").format(language_name=language_name(lang, "en"))
+
+
+def repair_prompt(lang: str, numbers: Sequence[str]) -> str:
+    """The request to rewrite an answer whose `numbers` trace to nothing."""
+    return _prompt_file("repair.md").format(
+        numbers=", ".join(numbers), language_name=language_name(lang, "en")
+    )
+
+
+# --------------------------------------------------------------------------- the chat model
+
+
+@cache
+def endpoint_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean 'the model endpoint is unreachable or timed out'."""
+    found: list[type[BaseException]] = [ConnectionError, TimeoutError]
+    for module, names in (
+        ("httpx", ("TransportError",)),
+        ("openai", ("APIConnectionError",)),  # APITimeoutError is a subclass
+        ("anthropic", ("APIConnectionError",)),
+    ):
+        try:
+            imported = __import__(module)
+        except ImportError:
+            continue
+        found.extend(getattr(imported, name) for name in names if hasattr(imported, name))
+    return tuple(found)
+
+
+def make_chat_model(
+    settings: Settings,
+    spec: str | None = None,
+    *,
+    timeout_s: float = LLM_TIMEOUT_S,
+    max_retries: int = LLM_MAX_RETRIES,
+) -> BaseChatModel | None:
+    """The LLM that `spec` (or `settings.llm`) names, or None for the offline policy.
+
+    `spec` is an init_chat_model spec such as 'openai:gpt-4o' or 'anthropic:claude-sonnet-4-5';
+    an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio) is 'openai:<model>' with
+    `llm_base_url`. The provider packages are the optional extra `gpu-advisor[llm]`.
+    """
+    name = spec or settings.llm
+    if not name or name == "offline":
+        return None
+    from langchain.chat_models import init_chat_model
+
+    kwargs: dict[str, Any] = {"timeout": timeout_s, "max_retries": max_retries}
+    if settings.llm_base_url:
+        kwargs["base_url"] = settings.llm_base_url
+    if settings.llm_api_key is not None:
+        kwargs["api_key"] = settings.llm_api_key.get_secret_value()
+    try:
+        return init_chat_model(name, **kwargs)
+    except ImportError as exc:
+        raise InvalidInputError(
+            "llm",
+            name,
+            f"a provider whose package is installed ({exc.name or exc}); "
+            "install the extra: pip install 'gpu-advisor[llm]'",
+        ) from None
+    except ValueError:
+        raise InvalidInputError(
+            "llm", name, "'offline' or 'provider:model', e.g. 'openai:gpt-4o'"
+        ) from None
+
+
+# --------------------------------------------------------------------------- grounding
+
+
+def _final_message(response: ModelResponse[Any]) -> AIMessage | None:
+    """The answer in a model response: an AIMessage without tool calls."""
+    for message in reversed(response.result):
+        if isinstance(message, AIMessage):
+            return None if message.tool_calls else message
+    return None
+
+
+# Figures an LLM may show only when a tool computed them, never because a passage or a message's
+# free text holds them: money (only prices and costs of tool results) and memory sizes.
+_SPACE = "[ \u00a0\u202f]?"
+_MONEY_BEFORE = re.compile(rf"(?:[$€₺£]|US\$){_SPACE}$")
+_MONEY_AFTER = re.compile(rf"{_SPACE}(?:[$€₺£]|US\$|USD|EUR|TRY|TL)(?![^\W\d_])")
+_SIZE_AFTER = re.compile(rf"{_SPACE}(?:[KMGT]i?B|[KMGT]io|[kMGT]o|GByte|gigabytes?)(?![^\W\d_])")
+_MONEY_FIELD = re.compile(r"price|cost|usd", re.I)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a turn's answer may take its figures from: `sources` for every figure; for money
+    and memory figures in an LLM answer, only the `money` and `computed` indexes."""
+
+    sources: GroundingSources
+    computed: SourceIndex = field(repr=False)
+    money: SourceIndex = field(repr=False)
+
+
+def _money_fields(data: object, key: str = "") -> Iterator[tuple[str, float]]:
+    """(field, value) of every number under a price or cost field of dumped artifact data."""
+    if isinstance(data, dict):
+        for name, value in data.items():
+            yield from _money_fields(value, str(name))
+    elif isinstance(data, list | tuple):
+        for item in data:
+            yield from _money_fields(item, key)
+    elif isinstance(data, int | float) and not isinstance(data, bool) and _MONEY_FIELD.search(key):
+        yield key, float(data)
+
+
+def turn_evidence(messages: Sequence[BaseMessage]) -> Evidence:
+    """This turn's tool results (with their passages) and every user message."""
+    artifacts = [o.artifact for o in turn_outcomes(messages) if o.artifact is not None]
+    computed = [a for a in artifacts if not isinstance(a, KnowledgeResult)]
+    passages = [
+        f"{p.title}\n{p.text}"
+        for a in artifacts
+        if isinstance(a, KnowledgeResult)
+        for p in a.passages
+    ]
+    money = SourceIndex()
+    for artifact in computed:
+        data = artifact.model_dump() if isinstance(artifact, BaseModel) else artifact
+        for key, value in _money_fields(data):
+            money.add_value(value, key)
+    return Evidence(
+        sources=GroundingSources(
+            artifacts=computed,
+            passages=passages,
+            user_messages=[m.text for m in messages if isinstance(m, HumanMessage)],
+        ),
+        computed=GroundingSources(artifacts=computed).index(),
+        money=money,
+    )
+
+
+def guarded_figures(answer: str, evidence: Evidence) -> list[str]:
+    """Money figures no tool price or cost holds, and sizes no tool result holds."""
+    numbers, _ = shown_figures(answer)
+    bad = []
+    for number in numbers:
+        before, after = answer[: number.start], answer[number.start + len(number.text) :]
+        if _MONEY_BEFORE.search(before) or _MONEY_AFTER.match(after):
+            ok = evidence.money.has_number(number)
+        elif _SIZE_AFTER.match(after):
+            ok = evidence.computed.has_number(number)
+        else:
+            continue
+        if not ok:
+            bad.append(number.text)
+    return list(dict.fromkeys(bad))
+
+
+def ground(answer: str, evidence: Evidence, strict: bool) -> GroundingReport:
+    """The grounding check of `answer`; `strict` adds the money-and-memory guard (LLM answers)."""
+    report = check_grounding(answer, evidence.sources)
+    if not strict:
+        return report
+    seen = set(report.ungrounded_numbers)
+    extra = [n for n in guarded_figures(answer, evidence) if n not in seen]
+    if not extra:
+        return report
+    numbers, _ = shown_figures(answer)
+    order = {n.text: n.start for n in numbers}
+    ungrounded = sorted([*report.ungrounded_numbers, *extra], key=lambda n: order.get(n, 0))
+    return GroundingReport(grounded=False, ungrounded_numbers=ungrounded, checked=report.checked)
+
+
+def _report(report: GroundingReport) -> dict[str, Any]:
+    return {"grounded": report.grounded, "ungrounded_numbers": list(report.ungrounded_numbers)}
+
+
+# --------------------------------------------------------------------------- the middleware
+
+Handler = Callable[[ModelRequest[TurnContext]], ModelResponse[Any]]
+
+
+class AdvisorMiddleware(AgentMiddleware[AdvisorState, TurnContext]):
+    """Chooses the brain for each model step, falls back, and checks every final answer."""
+
+    state_schema = AdvisorState
+
+    def __init__(self, policy: OfflinePolicy) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def wrap_model_call(
+        self, request: ModelRequest[TurnContext], handler: Handler
+    ) -> ExtendedModelResponse[Any]:
+        ctx = _context(request)
+        brain = _state(request).get("brain")
+        if isinstance(request.model, OfflinePolicy) or brain == "fallback":
+            return self._offline(request, handler, ctx, brain or "offline", {})
+        llm_request = request.override(system_message=SystemMessage(system_prompt(ctx.lang)))
+        try:
+            response = handler(llm_request)
+        except endpoint_errors() as exc:
+            return self._fall_back(request, handler, ctx, exc)
+        return self._checked_llm(request, llm_request, handler, ctx, response)
+
+    def _offline(
+        self,
+        request: ModelRequest[TurnContext],
+        handler: Handler,
+        ctx: TurnContext,
+        brain: Brain,
+        update: dict[str, Any],
+    ) -> ExtendedModelResponse[Any]:
+        offline = request.override(
+            model=self.policy, model_settings={"turn": ctx}, system_message=None
+        )
+        response = handler(offline)
+        final = _final_message(response)
+        update = {"brain": brain, **update}
+        if final is not None:
+            evidence = turn_evidence(request.messages)
+            update["grounding"] = _report(ground(final.text, evidence, strict=False))
+        return ExtendedModelResponse(response, Command(update=update))
+
+    def _fall_back(
+        self,
+        request: ModelRequest[TurnContext],
+        handler: Handler,
+        ctx: TurnContext,
+        exc: BaseException,
+    ) -> ExtendedModelResponse[Any]:
+        log.warning("model endpoint failed (%s: %s); answering offline", type(exc).__name__, exc)
+        notices = [
+            *_state(request).get("notices", []),
+            {"kind": "fallback", "text": compose.compose_fallback_notice(ctx.lang)},
+        ]
+        return self._offline(request, handler, ctx, "fallback", {"notices": notices})
+
+    def _checked_llm(
+        self,
+        request: ModelRequest[TurnContext],
+        llm_request: ModelRequest[TurnContext],
+        handler: Handler,
+        ctx: TurnContext,
+        response: ModelResponse[Any],
+    ) -> ExtendedModelResponse[Any]:
+        repairs = _state(request).get("repairs", 0)
+        for attempt in range(2):
+            final = _final_message(response)
+            if final is None:
+                return ExtendedModelResponse(
+                    response, Command(update={"brain": "llm", "repairs": repairs})
+                )
+            report = ground(final.text, turn_evidence(request.messages), strict=True)
+            if report.grounded:
+                return ExtendedModelResponse(
+                    response,
+                    Command(
+                        update={
+                            "brain": "llm",
+                            "repairs": repairs,
+                            "grounding": _report(report),
+                        }
+                    ),
+                )
+            log.info(
+                "ungrounded LLM answer (attempt %d): %s", attempt + 1, report.ungrounded_numbers
+            )
+            if repairs >= 1:
+                return self._replace(request, handler, ctx, report)
+            repairs += 1
+            retry = llm_request.override(
+                messages=[
+                    *request.messages,
+                    final,
+                    HumanMessage(repair_prompt(ctx.lang, report.ungrounded_numbers)),
+                ]
+            )
+            try:
+                response = handler(retry)
+            except endpoint_errors() as exc:
+                return self._fall_back(request, handler, ctx, exc)
+        raise AssertionError("unreachable: the second failure replaces the answer")
+
+    def _replace(
+        self,
+        request: ModelRequest[TurnContext],
+        handler: Handler,
+        ctx: TurnContext,
+        report: GroundingReport,
+    ) -> ExtendedModelResponse[Any]:
+        notices = [
+            *_state(request).get("notices", []),
+            {"kind": "grounding_replaced", "text": compose.compose_grounding_notice(ctx.lang)},
+        ]
+        update = {"notices": notices, "replaced": _report(report), "repairs": 1}
+        return self._offline(request, handler, ctx, "fallback", update)
+
+
+def _state(request: ModelRequest[TurnContext]) -> AdvisorState:
+    return cast(AdvisorState, request.state)
+
+
+def _context(request: ModelRequest[TurnContext]) -> TurnContext:
+    ctx = request.runtime.context if request.runtime is not None else None
+    if not isinstance(ctx, TurnContext):
+        raise TypeError("the advisor graph runs with context=TurnContext(...)")
+    return ctx
+
+
+# --------------------------------------------------------------------------- the graph
+
+
+def build_agent(
+    tools: Sequence[BaseTool], policy: OfflinePolicy, chat_model: BaseChatModel | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The one agent graph: `chat_model` (or the policy) as the model, the advisor middleware."""
+    return create_agent(
+        model=chat_model or policy,
+        tools=list(tools),
+        middleware=[AdvisorMiddleware(policy)],
+        context_schema=TurnContext,
+        name="gpu_advisor",
+    )
