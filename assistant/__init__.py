@@ -1,0 +1,30 @@
+"""GPU Advisor's assistant: `Assistant(settings).respond(message, session) -> Turn`.
+
+The names below load on first use, so importing a sub-module (the CLI, settings) stays light.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assistant.conversation import Assistant, Session, Turn
+    from assistant.events import TurnResult, events_to_chat_messages
+
+__all__ = ["Assistant", "Session", "Turn", "TurnResult", "events_to_chat_messages"]
+
+_HOMES = {
+    "Assistant": "assistant.conversation",
+    "Session": "assistant.conversation",
+    "Turn": "assistant.conversation",
+    "TurnResult": "assistant.events",
+    "events_to_chat_messages": "assistant.events",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'assistant' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_HOMES[name]), name)

@@ -13,7 +13,8 @@ Decisions, in order:
 - a job (or a job plus a question) with no model yet -> at most one clarifying question;
 - a job -> estimate_memory and rank_instances with the plan's arguments, then a
   search_knowledge for caveats when the plan uses spot or a multi-GPU full fine-tune;
-- a guidance question -> search_knowledge; mixed -> both.
+- a guidance question -> search_knowledge; mixed -> both; anything else -> the question for the
+  model while none is known, else a search_knowledge with the message.
 """
 
 from __future__ import annotations
@@ -264,7 +265,7 @@ def compose_final(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> compose.
         return compose.compose_job_answer(
             ctx.lang, ctx.state, ctx.plan, estimate, ranking, passages, ctx.plan.notices
         )
-    if ctx.intent in ("job", "mixed") and ctx.state.model is None:
+    if ctx.intent != "guidance" and ctx.state.model is None:
         return compose.compose_clarification(ctx.lang, "model", passages)
     return compose.compose_guidance_answer(ctx.lang, passages)
 
