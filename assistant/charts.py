@@ -21,9 +21,10 @@ COLORS = {
     "overhead": "#9c9c9c",
 }
 FITS, DOES_NOT_FIT = "#2e7d32", "#c62828"
-WIDTH, LEFT, RIGHT = 640, 16, 24
-HEADER, LABEL_ROW, BAR_HEIGHT = 52, 15, 40
+WIDTH, LEFT, RIGHT = 560, 12, 22
+HEADER, LABEL_ROW, BAR_HEIGHT = 52, 16, 40
 _FONT = "font-family:system-ui,sans-serif"
+TITLE_CHARS = 58  # longer titles are cut with an ellipsis (the full one is in aria-label)
 Scale = Callable[[float], float]  # GiB -> x in the viewBox
 
 
@@ -56,18 +57,21 @@ def render_memory_chart(chart: MemoryChart) -> str:
     label = escape(f"{chart.title}: {chart.total_label} {_fmt(chart.total_gib)} GiB")
     return (
         f'<svg class="memory-chart" role="img" aria-label="{label}" '
-        f'viewBox="0 0 {WIDTH} {height}" width="100%" xmlns="http://www.w3.org/2000/svg">'
-        + "".join(body)
-        + "</svg>"
+        f'viewBox="0 0 {WIDTH} {height}" width="100%" style="display:block;max-width:100%" '
+        'xmlns="http://www.w3.org/2000/svg">' + "".join(body) + "</svg>"
     )
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _title(chart: MemoryChart) -> str:
     need = f"{escape(chart.total_label)}: {_fmt(chart.total_gib)} GiB"
     return (
-        f'<text x="{LEFT}" y="20" style="{_FONT};font-size:15px;font-weight:600" '
-        f'fill="currentColor">{escape(chart.title)}</text>'
-        f'<text x="{LEFT}" y="40" style="{_FONT};font-size:13px" fill="currentColor">{need}</text>'
+        f'<text x="{LEFT}" y="20" style="{_FONT};font-size:16px;font-weight:600" '
+        f'fill="currentColor">{escape(_clip(chart.title, TITLE_CHARS))}</text>'
+        f'<text x="{LEFT}" y="40" style="{_FONT};font-size:14px" fill="currentColor">{need}</text>'
     )
 
 
@@ -122,7 +126,7 @@ def _vram_lines(chart: MemoryChart, x: Scale, bar_top: int) -> list[str]:
             f'y2="{bar_top + BAR_HEIGHT + 4}" stroke="{color}" stroke-width="2" '
             f'stroke-dasharray="5 3"><title>{escape(line.label)}</title></line>'
             f'<text x="{pos + shift:.1f}" y="{label_y}" text-anchor="{anchor}" '
-            f'style="{_FONT};font-size:11px;font-weight:600" fill="{color}">'
+            f'style="{_FONT};font-size:12px;font-weight:600" fill="{color}">'
             f"{escape(line.label)}</text>"
         )
     return out
@@ -130,14 +134,14 @@ def _vram_lines(chart: MemoryChart, x: Scale, bar_top: int) -> list[str]:
 
 def _legend(chart: MemoryChart, bar_top: int) -> tuple[list[str], int]:
     out, y0 = [], bar_top + BAR_HEIGHT + 44
-    per_row = 3
+    per_row = 2
     for i, part in enumerate(chart.parts):
         col, row = i % per_row, i // per_row
-        lx, ly = LEFT + col * 205, y0 + row * 20
+        lx, ly = LEFT + col * 270, y0 + row * 21
         out.append(
             f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{COLORS[part.key]}"/>'
-            f'<text x="{lx + 17}" y="{ly}" style="{_FONT};font-size:12px" fill="currentColor">'
+            f'<text x="{lx + 17}" y="{ly}" style="{_FONT};font-size:12.5px" fill="currentColor">'
             f"{escape(part.label)} {_fmt(part.gib)} GiB</text>"
         )
     rows = math.ceil(len(chart.parts) / per_row)
-    return out, y0 + (rows - 1) * 20 + 8
+    return out, y0 + (rows - 1) * 21 + 8

@@ -8,11 +8,15 @@ Money keeps the currency the conversation named; the form shows it and never con
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assistant.jobspec import build_job
 from assistant.state import Currency, JobState, Money, SlotName, SlotUpdate, apply_update
+from tools.catalog import Catalog
+from tools.errors import AdvisorError
 from tools.memory.constants import Method, Precision
 from tools.ranking_models import SpotPolicy
 
@@ -60,22 +64,27 @@ def form_from_values(**values: Any) -> JobForm:
     return JobForm.model_validate(cleaned)
 
 
-def form_from_state(state: JobState) -> JobForm:
-    """The form mirroring `state` (samples-based workloads show no token count)."""
+def form_from_state(state: JobState, defaults: Mapping[str, object] | None = None) -> JobForm:
+    """The form mirroring `state`; a slot left open shows the default the plan used for it
+    (`defaults`, e.g. from `JobPlan.assumed`). A samples-based workload shows no token count."""
+    used = dict(defaults or {})
+    filled = {**used, **state.filled()}
     money = state.budget or state.max_price_per_hour
-    tokens = state.dataset_tokens
+    tokens = filled.get("dataset_tokens")
+    if state.dataset_samples is not None or not isinstance(tokens, int | float):
+        tokens = None
     return JobForm(
         model=state.model,
-        method=state.method,
-        precision=state.precision,
-        seq_len=state.seq_len,
-        micro_batch_size=state.micro_batch_size,
+        method=filled.get("method"),
+        precision=filled.get("precision"),
+        seq_len=filled.get("seq_len"),
+        micro_batch_size=filled.get("micro_batch_size"),
         num_gpus=state.num_gpus,
         tokens_millions=None if tokens is None else round(tokens / TOKENS_UNIT, 3),
         budget=state.budget.amount if state.budget else None,
         max_price_per_hour=state.max_price_per_hour.amount if state.max_price_per_hour else None,
         currency=money.currency if money else "USD",
-        spot=state.spot,
+        spot=filled.get("spot"),
     )
 
 
@@ -109,3 +118,13 @@ def state_from_form(form: JobForm, previous: JobState) -> JobState:
 def form_values(form: JobForm) -> tuple[Any, ...]:
     """The form's values in `FORM_FIELDS` order (what the panel's widgets show)."""
     return tuple(getattr(form, name) for name in FORM_FIELDS)
+
+
+def assumed_defaults(state: JobState, catalog: Catalog | None = None) -> dict[str, object]:
+    """The defaults `build_job` would use for the slots `state` leaves open (none without a
+    model, or when the job is invalid: the form then shows the open fields blank)."""
+    try:
+        plan = build_job(state, catalog)
+    except AdvisorError:
+        return {}
+    return {item.slot: item.value for item in plan.assumed}

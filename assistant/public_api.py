@@ -2,9 +2,10 @@
 
 `estimate_memory`, `rank_instances` and `search_knowledge` take plain typed arguments (their type
 hints and docstrings become the endpoint schema), run the assistant's own tool functions
-(`assistant.tools.run_*`, the same code the chat uses) and return the JSON those tools give the
-model: figures with units in the key names. A domain error returns {"error": {...}} naming the
-field, the value given and what is valid, as the chat's tools do.
+(`assistant.tools.run_*`, the same code the chat uses) and return the JSON text those tools give
+the model (figures with units in the key names), which MCP clients read as it is. A domain error
+returns {"error": {...}} naming the field, the value given and what is valid, as the chat's
+tools do.
 
 No `from __future__ import annotations` here: the endpoint schemas are read from real types.
 """
@@ -32,19 +33,23 @@ Spot = Literal["never", "allowed", "required"]
 Objective = Literal["cost", "time", "price"]
 
 
-def _call(schema: type[BaseModel], run: Callable[[Any], tuple[str, object]], **raw: Any) -> Any:
-    """Validate `raw` (None = omitted) with `schema`, run the tool, return its JSON as data."""
+def _call(schema: type[BaseModel], run: Callable[[Any], tuple[str, object]], **raw: Any) -> str:
+    """Validate `raw` (None = omitted) with `schema`, run the tool, return its JSON text."""
     args = {key: value for key, value in raw.items() if value is not None}
     try:
         content, _artifact = run(schema.model_validate(args))
     except AdvisorError as exc:
-        return {"error": error_payload(exc)}
+        return _error(exc)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "input"
         message = str(err["msg"]).removeprefix("Value error, ")
-        return {"error": error_payload(InvalidInputError(field, err.get("input"), message))}
-    return json.loads(content)
+        return _error(InvalidInputError(field, err.get("input"), message))
+    return content
+
+
+def _error(exc: AdvisorError) -> str:
+    return json.dumps({"error": error_payload(exc)}, ensure_ascii=False)
 
 
 class PublicApi:
@@ -68,7 +73,7 @@ class PublicApi:
         micro_batch_size: int | None = None,
         num_gpus: int | None = None,
         lora_rank: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> str:
         """Estimate peak GPU memory per GPU to train or fine-tune a model: weights, gradients,
         optimizer state, activations and overhead, in GiB and bytes, with every assumption.
 
@@ -80,6 +85,9 @@ class PublicApi:
             micro_batch_size: sequences per GPU per step; default 1
             num_gpus: data-parallel GPUs the memory is estimated for; default 1
             lora_rank: LoRA rank r (lora and qlora only); default 16
+
+        Returns:
+            JSON text: per_gpu_gib and per_gpu_bytes by part, parameters, assumptions
         """
         return _call(
             EstimateMemoryArgs,
@@ -105,7 +113,7 @@ class PublicApi:
         providers: list[str] | None = None,
         objective: Objective | None = None,
         top: int = 5,
-    ) -> dict[str, Any]:
+    ) -> str:
         """Rank cloud GPU instances for a training job: which fit in memory, expected hours,
         USD per hour and total USD, best first, with the reasons and the prices' sources.
 
@@ -120,6 +128,9 @@ class PublicApi:
             providers: only these provider keys, e.g. ['aws', 'runpod']
             objective: cost (cheapest total), time (fastest) or price (lowest USD/h)
             top: ranked rows returned, 1 to 20
+
+        Returns:
+            JSON text: ranked rows (USD/h, hours, total USD, why), exclusions by reason
         """
         if tokens is None:
             tokens = 1e8
@@ -138,7 +149,7 @@ class PublicApi:
             top=top,
         )
 
-    def search_knowledge(self, query: str, lang: str | None = None, k: int = 3) -> dict[str, Any]:
+    def search_knowledge(self, query: str, lang: str | None = None, k: int = 3) -> str:
         """Search the multilingual knowledge base (guides and FAQs on GPUs, memory, fine-tuning,
         spot instances, providers) for passages answering a question.
 
@@ -146,6 +157,9 @@ class PublicApi:
             query: the question, in English, Dutch, French, Turkish, German or Spanish
             lang: language wanted: en, nl, fr, tr, de or es; default: the query's
             k: passages to return, one per topic, 1 to 8
+
+        Returns:
+            JSON text: passages with topic, lang, title, text and source
         """
         return _call(
             SearchKnowledgeArgs,

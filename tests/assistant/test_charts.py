@@ -8,7 +8,14 @@ import xml.etree.ElementTree as ET
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assistant.charts import COLORS, DOES_NOT_FIT, FITS, _nice_step, render_memory_chart
+from assistant.charts import (
+    COLORS,
+    DOES_NOT_FIT,
+    FITS,
+    TITLE_CHARS,
+    _nice_step,
+    render_memory_chart,
+)
 from assistant.views import ChartPart, MemoryChart, VramLine
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -73,3 +80,11 @@ def test_nice_step_gives_between_two_and_five_ticks(span: float) -> None:
     mantissa = step / 10 ** int(f"{step:e}".split("e")[1])
     assert round(mantissa, 6) in (1, 2, 5), "1, 2 or 5 times a power of ten"
     assert 2 <= span / step <= 5.0 + 1e-9, "about five ticks"
+
+
+def test_a_long_title_is_cut_but_kept_whole_in_the_label() -> None:
+    title = "Llama-style decoder, ~70B parameters (estimated) · GPU başına bellek"
+    root = ET.fromstring(render_memory_chart(chart(title=title)))
+    first_text = next(root.iter(f"{SVG}text")).text or ""
+    assert first_text.endswith("…") and len(first_text) == TITLE_CHARS
+    assert (root.get("aria-label") or "").startswith(title)

@@ -7,6 +7,7 @@ import pytest
 from assistant.job_form import (
     FORM_FIELDS,
     JobForm,
+    assumed_defaults,
     form_from_state,
     form_from_values,
     form_values,
@@ -54,3 +55,17 @@ def test_a_samples_workload_survives_a_form_without_tokens() -> None:
 def test_invalid_widget_values_raise() -> None:
     with pytest.raises(ValueError, match="method"):
         form_from_values(method="sgd")
+
+
+def test_open_slots_show_the_defaults_the_plan_used() -> None:
+    state = JobState(model="meta-llama/Llama-3.1-8B", method="qlora", seq_len=1024)
+    defaults = assumed_defaults(state)
+    assert defaults["precision"] == "bf16-mixed" and defaults["spot"] == "never"
+    assert "seq_len" not in defaults and "method" not in defaults, "given slots are not assumed"
+    form = form_from_state(state, defaults)
+    assert (form.method, form.precision, form.seq_len, form.spot) == (
+        "qlora", "bf16-mixed", 1024, "never",
+    ), "state first, then the plan's defaults"  # fmt: skip
+    assert form.tokens_millions == 100.0, "the default 100M tokens, in millions"
+    assert assumed_defaults(JobState(method="lora")) == {}, "no model: nothing is assumed"
+    assert assumed_defaults(JobState(model="no such model xyz")) == {}, "invalid: blank"

@@ -20,30 +20,31 @@ def _api(kb: KnowledgeBase | None = None) -> PublicApi:
     return PublicApi(_catalog, (lambda: kb) if kb else no_kb)
 
 
-def test_estimate_memory_returns_exactly_the_tool_json() -> None:
-    got = _api().estimate_memory("llama 3.1 8b", method="qlora", seq_len=1024)
+def test_estimate_memory_returns_exactly_the_tool_json_text() -> None:
+    got = json.loads(_api().estimate_memory("llama 3.1 8b", method="qlora", seq_len=1024))
     content, _ = run_estimate_memory(
         EstimateMemoryArgs(model="llama 3.1 8b", method="qlora", seq_len=1024)
     )
-    assert got == json.loads(content), "same figures as the chat's estimate_memory"
+    assert got == json.loads(content), "same JSON as the chat's estimate_memory"
     assert got["model_id"] == "meta-llama/Llama-3.1-8B"
 
 
 def test_rank_instances_defaults_to_100m_tokens_and_ranks_the_catalog() -> None:
-    got = _api().rank_instances("llama 3.1 8b", method="qlora", top=2)
+    got = json.loads(_api().rank_instances("llama 3.1 8b", method="qlora", top=2))
     assert got["job"]["tokens"] == 1e8 and got["considered"] == 3
     assert [row["rank"] for row in got["ranked"]] == [1, 2], "top 2 rows"
 
 
 def test_domain_errors_come_back_as_json_naming_what_is_valid() -> None:
-    got = _api().estimate_memory("no such model xyz")
+    got = json.loads(_api().estimate_memory("no such model xyz"))
     assert got["error"]["type"] == "UnknownNameError" and got["error"]["kind"] == "model"
-    bad = _api().rank_instances("7B", top=99)
+    bad = json.loads(_api().rank_instances("7B", top=99))
     assert bad["error"]["field"] == "top" and bad["error"]["value"] == 99
 
 
 def test_search_knowledge_returns_passages(knowledge_base: KnowledgeBase) -> None:
-    got = _api(knowledge_base).search_knowledge("Is spot safe for fine-tuning?", lang="en", k=2)
+    text = _api(knowledge_base).search_knowledge("Is spot safe for fine-tuning?", lang="en", k=2)
+    got = json.loads(text)
     assert len(got["passages"]) == 2 and all(p["lang"] == "en" for p in got["passages"])
 
 

@@ -1,0 +1,227 @@
+"""The Gradio app over HTTP: built, launched on loopback, driven with gradio_client.
+
+The app runs the real assistant (offline policy, real catalog and tools) with a small in-memory
+knowledge base, so no embedding model is loaded. One server per module; every test that talks to
+it is marked slow.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pytest
+from gradio_client import Client
+
+import app
+from assistant.conversation import Assistant
+from assistant.feedback import read_feedback
+from assistant.public_api import PublicApi
+from assistant.settings import Settings
+from assistant.web_session import WebSession
+from knowledge.retrieval import Passage
+from tools.catalog_store import load_catalog
+
+PASSAGES = {
+    "en": ("Spot instances can be reclaimed", "Save a checkpoint often when you run on spot."),
+    "tr": ("Spot örnekler geri alınabilir", "Spot üzerinde sık sık checkpoint kaydedin."),
+}
+
+
+class TinyKnowledge:
+    """A knowledge base of one topic in two languages (what the tools need: `search`)."""
+
+    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+        code = lang if lang in PASSAGES else "en"
+        title, text = PASSAGES[code]
+        passage = Passage(
+            topic="provider/spot", lang=code, title=title, text=text,
+            source=f"knowledge/docs/{code}/spot.md", score=1.0, chunk_id=f"provider/spot#{code}#0",
+            query_lang=lang or "en", lang_fallback=False,
+        )  # fmt: skip
+        return [passage][:k]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def make_settings(data_dir: Path, **over: Any) -> Settings:
+    return Settings(data_dir=data_dir, port=free_port(), **over)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Settings]]:
+    """The app launched on loopback with `prevent_thread_lock=True`; yields (url, settings)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("GRADIO_ANALYTICS_ENABLED", "False")
+        env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
+        settings = make_settings(tmp_path_factory.mktemp("data"))
+        assistant = Assistant(settings, knowledge=TinyKnowledge())
+        demo = app.build_demo(settings, assistant=assistant)
+        demo.queue(default_concurrency_limit=app.CONCURRENCY, max_size=app.QUEUE_SIZE)
+        options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
+        _, url, _ = demo.launch(**options)
+        try:
+            yield url, settings
+        finally:
+            demo.close()
+
+
+def _texts(message: dict[str, Any]) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def _title(message: dict[str, Any]) -> str | None:
+    return (message.get("metadata") or {}).get("title")
+
+
+def _turn(client: Client, text: str, lang: str = "auto") -> list[list[dict[str, Any]]]:
+    """Every streamed update of one chat turn, the last one complete."""
+    job = client.submit(text, lang, api_name="/chat")
+    updates = list(job)
+    return [*updates, job.result()] if not updates or updates[-1] != job.result() else updates
+
+
+@pytest.mark.slow
+def test_documented_api_lists_the_three_tools(served: tuple[str, Settings]) -> None:
+    client = Client(served[0], verbose=False)
+    api = client.view_api(return_format="dict", print_info=False)
+    assert sorted(api["named_endpoints"]) == [
+        "/estimate_memory", "/rank_instances", "/search_knowledge",
+    ], "internal events stay private; /chat is callable but not an MCP tool"  # fmt: skip
+    params = [p["parameter_name"] for p in api["named_endpoints"]["/rank_instances"]["parameters"]]
+    assert params[:3] == ["model", "method", "tokens"], "typed parameters from the signature"
+
+
+@pytest.mark.slow
+def test_chat_streams_tool_messages_then_the_answer(served: tuple[str, Settings]) -> None:
+    client = Client(served[0], verbose=False)
+    updates = _turn(client, "QLoRA fine-tune of Llama 3.1 8B on 100M tokens. Which GPU?", "en")
+    first_tool = next(u for u in updates if any(_title(m) for m in u))
+    pending = [m for m in first_tool if _title(m)]
+    assert pending[0]["metadata"]["title"] == "estimate_memory"
+    assert pending[0]["metadata"]["status"] == "pending", "a running call shows first"
+    final = updates[-1]
+    assert _texts(final[0]) == "QLoRA fine-tune of Llama 3.1 8B on 100M tokens. Which GPU?"
+    tools = [m for m in final if _title(m) in ("estimate_memory", "rank_instances")]
+    assert [_title(m) for m in tools] == ["estimate_memory", "rank_instances"]
+    assert all(m["metadata"]["status"] == "done" for m in tools), "every call finished"
+    assert all(m["metadata"]["duration"] >= 0 for m in tools), "with its duration"
+    assert '"model": "meta-llama/Llama-3.1-8B"' in _texts(tools[0]) or "Llama-3.1-8B" in _texts(
+        tools[0]
+    ), "the inputs are shown"
+    answer = next(m for m in final if not _title(m) and m["role"] == "assistant")
+    assert "GiB" in _texts(answer) and "Llama 3.1 8B" in _texts(answer), "the answer follows"
+    assert len(updates) >= 3, "the turn streamed (tool start, tool end, answer)"
+
+
+@pytest.mark.slow
+def test_estimate_memory_endpoint_matches_the_published_function(
+    served: tuple[str, Settings],
+) -> None:
+    client = Client(served[0], verbose=False)
+    got = client.predict(model="llama 3.1 8b", method="lora", api_name="/estimate_memory")
+    catalog = load_catalog(None)
+    expected = PublicApi(lambda: catalog, TinyKnowledge).estimate_memory("llama 3.1 8b", "lora")
+    assert got == expected, "the HTTP endpoint returns the tool's JSON unchanged"
+    data = json.loads(got)
+    assert data["per_gpu_bytes"]["total"] > data["per_gpu_bytes"]["weights"] > 0
+
+
+@pytest.mark.slow
+def test_two_concurrent_sessions_keep_their_own_conversation(
+    served: tuple[str, Settings],
+) -> None:
+    first, second = Client(served[0], verbose=False), Client(served[0], verbose=False)
+    results: dict[str, list[dict[str, Any]]] = {}
+
+    def talk(name: str, client: Client, turns: list[tuple[str, str]]) -> None:
+        for text, lang in turns:
+            results[name] = _turn(client, text, lang)[-1]
+
+    runs = [
+        threading.Thread(target=talk, args=("en", first, [
+            ("QLoRA fine-tune of Llama 3.1 70B on 200M tokens, spot is fine.", "en"),
+            ("and with full fine-tuning?", "en"),
+        ])),
+        threading.Thread(target=talk, args=("tr", second, [
+            ("7 milyar parametreli modelde LoRA, 50 milyon token.", "tr"),
+        ])),
+    ]  # fmt: skip
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join(timeout=120)
+    users_en = [_texts(m) for m in results["en"] if m["role"] == "user"]
+    users_tr = [_texts(m) for m in results["tr"] if m["role"] == "user"]
+    assert users_en == [
+        "QLoRA fine-tune of Llama 3.1 70B on 200M tokens, spot is fine.",
+        "and with full fine-tuning?",
+    ], "the first session holds its two messages and nothing else"
+    assert users_tr == ["7 milyar parametreli modelde LoRA, 50 milyon token."]
+    last_en = next(m for m in reversed(results["en"]) if m["role"] == "assistant"
+                   and not _title(m) and "GiB" in _texts(m))  # fmt: skip
+    assert "70B" in _texts(last_en) and "full" in _texts(last_en).lower(), "amended, not mixed"
+    tr_answer = next(m for m in results["tr"] if m["role"] == "assistant" and not _title(m))
+    assert "70B" not in _texts(tr_answer), "nothing from the other session"
+
+
+def test_build_demo_returns_blocks_with_the_tabs(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data")
+    demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
+    assert isinstance(demo, gr.Blocks)
+    ids = {getattr(block, "elem_id", None) for block in demo.blocks.values()}
+    assert {"chat", "ranked", "excluded", "memory-chart", "launch-yaml", "catalog",
+            "kb-results", "est-chart"} <= ids  # fmt: skip
+
+
+def test_launch_options_follow_settings_and_never_show_the_password(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, host="0.0.0.0", port=9000, mcp=True,
+                        auth_user="ada", auth_password="s3cret")  # fmt: skip
+    options = app.launch_options(settings)
+    assert (options["server_name"], options["server_port"], options["mcp_server"]) == (
+        "0.0.0.0", 9000, True,
+    )  # fmt: skip
+    assert options["auth"] == ("ada", "s3cret") and options["blocked_paths"] == [str(tmp_path)]
+    assert "s3cret" not in repr(settings), "the settings never print the password"
+    assert app.launch_options(Settings(data_dir=tmp_path))["auth"] is None, "no auth by default"
+
+
+def test_flags_override_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPU_ADVISOR_PORT", "8000")
+    monkeypatch.setenv("GPU_ADVISOR_HOST", "0.0.0.0")
+    settings = app.settings_from_args(["--port", "9001", "--mcp"])
+    assert (settings.host, settings.port, settings.mcp) == ("0.0.0.0", 9001, True)
+    assert app.settings_from_args([]).mcp is False
+
+
+def test_feedback_votes_are_stored_and_taken_back_votes_ignored(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data")
+    ui = app.App(settings, Assistant(settings, knowledge=TinyKnowledge()))
+    web = WebSession(
+        chat=[{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "A"}]
+    )
+    ui.feedback(web, gr.LikeData(None, {"index": 1, "value": "A", "liked": True}))
+    ui.feedback(web, gr.LikeData(None, {"index": 1, "value": "A", "liked": None}))
+    records = read_feedback(tmp_path / "data" / "feedback.jsonl")
+    assert [(r.rating, r.question, r.answer) for r in records] == [("up", "Q?", "A")]
+
+
+def test_an_oversized_config_upload_gives_a_clear_error(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data")
+    ui = app.App(settings, Assistant(settings, knowledge=TinyKnowledge()))
+    big = tmp_path / "config.json"
+    big.write_bytes(b"{" + b" " * 1_000_001 + b"}")
+    with pytest.raises(gr.Error, match="at most 1,000,000 bytes"):
+        ui.upload(WebSession(), str(big))

@@ -1,0 +1,80 @@
+"""The app as an MCP server: the official `mcp` client lists and calls its three tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+import app
+from assistant.conversation import Assistant
+from tests.test_app import TinyKnowledge, make_settings
+
+TOOLS = ["estimate_memory", "rank_instances", "search_knowledge"]
+
+
+@pytest.fixture(scope="module")
+def mcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The app launched with `--mcp` on loopback; yields its MCP endpoint."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("GRADIO_ANALYTICS_ENABLED", "False")
+        env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
+        settings = make_settings(tmp_path_factory.mktemp("data"), mcp=True)
+        demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
+        demo.queue()
+        options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
+        _, url, _ = demo.launch(**options)
+        try:
+            yield f"{url}gradio_api/mcp/"
+        finally:
+            demo.close()
+
+
+async def _session_calls(
+    url: str, calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[Any, list[Any]]:
+    async with (
+        streamable_http_client(url) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        listed = await session.list_tools()
+        results = [await session.call_tool(name, args) for name, args in calls]
+    return listed, results
+
+
+def _json(result: Any) -> Any:
+    assert not result.isError, result.content
+    return json.loads(result.content[0].text)
+
+
+@pytest.mark.slow
+def test_lists_and_calls_the_three_tools(mcp_url: str) -> None:
+    listed, (estimate, ranked, found) = asyncio.run(_session_calls(mcp_url, [
+        ("estimate_memory", {"model": "llama 3.1 8b", "method": "qlora"}),
+        ("rank_instances", {"model": "llama 3.1 8b", "method": "qlora", "top": 2}),
+        ("search_knowledge", {"query": "Is spot safe?", "lang": "tr", "k": 1}),
+    ]))  # fmt: skip
+    tools = {tool.name: tool for tool in listed.tools}
+    assert sorted(tools) == TOOLS, "exactly the three tools; the stateful chat is not one"
+    schema = tools["estimate_memory"].inputSchema
+    assert schema["required"] == ["model"] and "qlora" in json.dumps(schema["properties"])
+    assert "peak GPU memory" in (tools["estimate_memory"].description or "")
+    assert _json(estimate)["model_id"] == "meta-llama/Llama-3.1-8B", "JSON text, not a repr"
+    rows = _json(ranked)["ranked"]
+    assert [row["rank"] for row in rows] == [1, 2] and rows[0]["total_cost_usd"] > 0
+    assert _json(found)["passages"][0]["lang"] == "tr"
+
+
+@pytest.mark.slow
+def test_a_bad_argument_comes_back_as_an_error_naming_what_is_valid(mcp_url: str) -> None:
+    _, (result,) = asyncio.run(
+        _session_calls(mcp_url, [("estimate_memory", {"model": "no-such-model-xyz"})])
+    )
+    error = _json(result)["error"]
+    assert error["type"] == "UnknownNameError" and error["name"] == "no-such-model-xyz"
