@@ -25,7 +25,7 @@ from tools.memory.constants import Method, Optimizer, Precision
 if TYPE_CHECKING:
     from assistant.settings import Settings
     from tools.catalog import Catalog
-    from tools.ranking_models import RankResult
+    from tools.ranking_models import RankedOption, RankResult
 
 DEFAULT_TOP = 10
 _SUFFIXES = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
@@ -231,23 +231,31 @@ def _catalog(paths: list[Path] | None, settings: Settings) -> Catalog:
     return catalog
 
 
+def _table_cells(row: RankedOption) -> tuple[str, str, str, str]:
+    gpus = f"{row.gpu_count} x {row.gpu}" + (f" ({row.nodes} nodes)" if row.nodes > 1 else "")
+    memory = f"{row.need_per_gpu_bytes / 2**30:.1f}/{row.vram_per_gpu_bytes / 2**30:.0f}"
+    spot = "-" if row.spot_total_cost is None else f"{row.spot_total_cost:,.2f}"
+    return row.instance_id, gpus, memory, spot
+
+
 def render(result: RankResult) -> str:
     """A table of the ranked rows, the exclusions by rule, and the assumptions."""
     job = result.job
+    rows = [_table_cells(row) for row in result.ranked]
+    width = max([len(cells[0]) for cells in rows] + [8])
+    gpus_width = max([len(cells[1]) for cells in rows] + [4])
     lines = [
         f"{job.model}: {job.method}, {job.precision}, {job.tokens / 1e6:,.1f}M tokens, "
         f"{job.training_flops:.3g} FLOPs; objective: {job.objective}",
         "",
-        f"{'#':>3} {'instance':<38} {'GPUs':<20} {'plan':<22} {'GiB need/VRAM':>13} "
-        f"{'pricing':<9} {'$/h':>9} {'hours':>8} {'total $':>11} {'spot $':>11}",
+        f"{'#':>3} {'instance':<{width}} {'GPUs':<{gpus_width}} {'plan':<22} "
+        f"{'GiB need/VRAM':>13} {'pricing':<9} {'$/h':>9} {'hours':>8} {'total $':>11} "
+        f"{'spot $':>11}",
     ]
-    for row in result.ranked:
-        gpus = f"{row.gpu_count} x {row.gpu}" + (f" ({row.nodes} nodes)" if row.nodes > 1 else "")
-        memory = f"{row.need_per_gpu_bytes / 2**30:.1f}/{row.vram_per_gpu_bytes / 2**30:.0f}"
-        spot = "-" if row.spot_total_cost is None else f"{row.spot_total_cost:,.2f}"
+    for row, (name, gpus, memory, spot) in zip(result.ranked, rows, strict=True):
         lines.append(
-            f"{row.rank:>3} {row.instance_id:<38} {gpus:<20} {row.plan_label:<22} {memory:>13} "
-            f"{row.pricing:<9} {row.price_per_hour:>9,.2f} {row.hours:>8,.1f} "
+            f"{row.rank:>3} {name:<{width}} {gpus:<{gpus_width}} {row.plan_label:<22} "
+            f"{memory:>13} {row.pricing:<9} {row.price_per_hour:>9,.2f} {row.hours:>8,.1f} "
             f"{row.total_cost:>11,.2f} {spot:>11}"
         )
     kinds = Counter(item.kind for item in result.excluded)
