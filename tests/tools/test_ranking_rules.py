@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from tests.tools.ranking_fixtures import instance
@@ -216,3 +218,24 @@ def test_tensor_parallel_jobs() -> None:
     assert row.reasons[0].startswith("DDP + tensor parallel 2 on 8 x H100-SXM: needs"), row.reasons
     # the checkpoint is still the whole adapter state: 12 B x 39,976,960
     assert result.job.checkpoint_bytes == 12 * 39_976_960, "TP does not change the state size"
+
+
+def test_the_cycle_collector_state_is_restored() -> None:
+    assert gc.isenabled(), "pytest runs with the collector on"
+    rank(_qlora_request(), QLORA_CATALOG)
+    assert gc.isenabled(), "re-enabled after a ranking"
+
+    def fails_on_many_gpus(inp: EstimateInput) -> MemoryEstimate:
+        if inp.num_gpus > 1:  # reached inside the row loop, for the 8-GPU shape
+            raise RuntimeError("estimator broke")
+        return estimate(inp)
+
+    with pytest.raises(RuntimeError, match="estimator broke"):
+        rank(_qlora_request(), [instance("eight", "H100-SXM", 8, 24.0)], fails_on_many_gpus)
+    assert gc.isenabled(), "re-enabled after an error inside the loop"
+    gc.disable()
+    try:
+        rank(_qlora_request(), QLORA_CATALOG)
+        assert not gc.isenabled(), "a caller's disabled collector stays disabled"
+    finally:
+        gc.enable()
