@@ -158,6 +158,8 @@ def _section_body(table: list[str], command: str) -> list[str]:
         "row of the catalog costs a few microseconds (shape lookup, billed cost, one pydantic",
         "`Excluded` per excluded row); a materialised `RankedOption` with its reasons costs",
         "tens, so `all` on 100k qualifying rows is seconds: ask for the top N (the CLI shows 10).",
+        "`rank` pauses Python's cycle collector while it builds rows: with a 100k-row catalog",
+        "alive, the collections that row objects trigger rescanned it and doubled the time.",
         "Real = the built-in catalog plus every SkyPilot row in ../shared/catalogs/skypilot;",
         "synthetic = copies of those shapes with new ids, seeded random prices and regions.",
     ]
