@@ -30,7 +30,13 @@ from tools.catalog import Catalog, Instance
 from tools.catalog_io import CatalogFileError, row_error
 from tools.gpus import lookup_gpu
 from tools.providers import provider_terms
-from tools.skypilot_rows import SkyRow, read_rows, resolve_gpu, skip_reason_for_accelerator
+from tools.skypilot_rows import (
+    SkyRow,
+    per_gpu_mib,
+    read_rows,
+    resolve_gpu,
+    skip_reason_for_accelerator,
+)
 
 SKYPILOT_SOURCE = "SkyPilot catalog (skypilot-org/skypilot-catalog)"
 
@@ -88,7 +94,11 @@ def _positive(value: float | None) -> float | None:
 
 def _usable(cloud: str, row: SkyRow, skipped: Counter[str]) -> _Priced | None:
     reason = skip_reason_for_accelerator(row.accelerator, row.count)
-    gpu = None if reason else resolve_gpu(cloud, row.instance_type, row.accelerator, row.gpu_mib)
+    gpu = (
+        None
+        if reason
+        else resolve_gpu(cloud, row.instance_type, row.accelerator, per_gpu_mib(cloud, row))
+    )
     if reason is None and not row.instance_type:
         reason = "no instance type"
     if reason is None and row.price is None:

@@ -164,6 +164,18 @@ def _refine(spec: GPUSpec, hint_text: str, gpu_mib: int | None) -> GPUSpec:
     return min(siblings, key=lambda s: (abs(s.vram_gib - gib), s is not spec))
 
 
+# Vast.ai writes the memory of ALL the row's GPUs into `SizeInMiB` (its 1x V100 row says 16384,
+# the 2x row 32768, the 8x H200 row 1150168), where other clouds give the per-GPU figure.
+_TOTAL_MEMORY_CLOUDS = frozenset({"vast"})
+
+
+def per_gpu_mib(cloud: str, row: SkyRow) -> int | None:
+    """The per-GPU MiB of a row, undoing the clouds that report the total of all its GPUs."""
+    if row.gpu_mib is None or cloud not in _TOTAL_MEMORY_CLOUDS or row.count < 1:
+        return row.gpu_mib
+    return round(row.gpu_mib / row.count)
+
+
 def resolve_gpu(
     cloud: str, instance_type: str, accelerator: str, gpu_mib: int | None
 ) -> str | None:

@@ -34,10 +34,11 @@ def everything(shared_dir: Path) -> ImportResult:
 # Instances per cloud from the whole folder, and skipped rows per file, counted by hand from the
 # CSVs: e.g. lambda = 22 instance types x 17 regions at one price each, minus the Turing-era
 # Quadro RTX 6000 (no datasheet entry) -> 21; nebius = 18 distinct types, all known GPUs.
+# vast: 2x-A100_SXM4 splits into a 40 GB and an 80 GB tier once memory is read per GPU.
 EXPECTED_PER_CLOUD = {
     "aws": 56, "azure": 316, "fluidstack": 1, "gcp": 184, "hyperbolic": 3, "hyperstack": 24,
     "ibm": 6, "jarvislabs": 12, "lambda": 21, "lium": 33, "mithril": 4, "nebius": 18,
-    "seeweb": 21, "vast": 38, "verda": 9, "yotta": 8,
+    "seeweb": 21, "vast": 39, "verda": 9, "yotta": 8,
 }  # fmt: skip
 
 
@@ -46,7 +47,7 @@ def test_instances_per_cloud(everything: ImportResult) -> None:
     for item in everything.catalog:
         counts[item.provider] = counts.get(item.provider, 0) + 1
     assert counts == EXPECTED_PER_CLOUD
-    assert len(everything.catalog) == 754
+    assert len(everything.catalog) == 755
     assert everything.rows_read == 3083, "all rows of all 18 CSVs, GCP host rows included"
 
 
@@ -250,3 +251,21 @@ def test_infer_interconnect(gpu: str, count: int, names: str, expected: str) -> 
 def test_summarize_skips() -> None:
     assert summarize_skips([("a", 1), ("b", 3)]) == "3 x b; 1 x a"
     assert summarize_skips([]) == "none"
+
+
+@pytest.mark.parametrize(
+    ("instance_id", "gpu", "vram_gib"),
+    [
+        # Vast's GpuInfo SizeInMiB is the total of the row's GPUs: 1x V100 16384, 2x 32768, 4x 65536
+        ("vast/1x-Tesla_V100-32-65536", "V100-16GB-SXM", 16),
+        ("vast/2x-Tesla_V100-32-65536", "V100-16GB-SXM", 16),
+        ("vast/4x-Tesla_V100-32-65536", "V100-16GB-SXM", 16),
+        # 8x H200 row: 1150168 MiB in all = 143771 MiB per GPU
+        ("vast/8x-H200-32-65536", "H200", 141),
+    ],
+)
+def test_vast_memory_is_per_row_not_per_gpu(
+    everything: ImportResult, instance_id: str, gpu: str, vram_gib: float
+) -> None:
+    item = everything.catalog.get(instance_id)
+    assert (item.gpu, item.vram_per_gpu_gib) == (gpu, vram_gib), instance_id
