@@ -193,7 +193,8 @@ class App:
             form = form_from_values(**dict(zip(FORM_FIELDS, values, strict=True)))
         except ValueError as exc:
             raise gr.Error(f"{ui_text(web.language, 'error_prefix')} {exc}") from None
-        web.session.state = state_from_form(form, web.session.state)
+        defaults = assumed_defaults(web.session.state, self._catalog)
+        web.session.state = state_from_form(form, web.session.state, defaults)
         web.panel = compute_panel(web.session.state, self.catalog(), web.uploaded_model())
         return (web, *self.panel_outputs(web))
 
@@ -208,7 +209,8 @@ class App:
         web.uploaded, web.uploaded_as = arch, str(arch.total_params())
         web.session.state = web.session.state.model_copy(update={"model": web.uploaded_as})
         web.panel = compute_panel(web.session.state, self.catalog(), arch)
-        web.panel.notes.insert(0, f"config.json: {arch.name}, {arch.total_params():,} parameters")
+        note = f"{ui_text(web.language, 'uploaded')}: {arch.name} ({arch.total_params():,})"
+        web.panel.notes.insert(0, note)
         return (web, *self.form_outputs(web), *self.panel_outputs(web))
 
 
@@ -356,7 +358,7 @@ def _wire_panel(
     panel: list[Any], upload: Any, apply: Any, choose: Any,
 ) -> None:  # fmt: skip
     model, method, precision, *numbers, currency, spot = fields
-    triggers = [apply.click, model.change, method.input, precision.input, spot.input,
+    triggers = [apply.click, model.input, model.blur, method.input, precision.input, spot.input,
                 currency.input, *(n.submit for n in numbers)]  # fmt: skip
     gr.on(triggers, app.apply_form, [web_state, *fields], [web_state, *panel],
           api_visibility="private", concurrency_id="turn").then(
@@ -388,7 +390,7 @@ def _catalog_tab(app: App, web_state: gr.State) -> list[Any]:
             price = gr.Number(label=_t("max_price"), minimum=0, elem_id="cat-price")
             spot = gr.Checkbox(label=_t("spot_only"), elem_id="cat-spot")
         count = gr.Markdown(elem_id="cat-count")
-        table = gr.Dataframe(interactive=False, wrap=True, max_height=640, elem_id="catalog",
+        table = gr.Dataframe(interactive=False, wrap=False, max_height=640, elem_id="catalog",
                              show_search="search", column_widths=CATALOG_WIDTHS)  # fmt: skip
         gr.Markdown(_t("catalog_note"))
 

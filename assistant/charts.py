@@ -24,7 +24,7 @@ FITS, DOES_NOT_FIT = "#2e7d32", "#c62828"
 WIDTH, LEFT, RIGHT = 560, 12, 22
 HEADER, LABEL_ROW, BAR_HEIGHT = 52, 16, 40
 _FONT = "font-family:system-ui,sans-serif"
-TITLE_CHARS = 58  # longer titles are cut with an ellipsis (the full one is in aria-label)
+TITLE_CHARS = 50  # longer titles are cut with an ellipsis (the full one is in aria-label)
 Scale = Callable[[float], float]  # GiB -> x in the viewBox
 
 
@@ -69,7 +69,7 @@ def _clip(text: str, limit: int) -> str:
 def _title(chart: MemoryChart) -> str:
     need = f"{escape(chart.total_label)}: {_fmt(chart.total_gib)} GiB"
     return (
-        f'<text x="{LEFT}" y="20" style="{_FONT};font-size:16px;font-weight:600" '
+        f'<text x="{LEFT}" y="20" style="{_FONT};font-size:15px;font-weight:600" '
         f'fill="currentColor">{escape(_clip(chart.title, TITLE_CHARS))}</text>'
         f'<text x="{LEFT}" y="40" style="{_FONT};font-size:14px" fill="currentColor">{need}</text>'
     )

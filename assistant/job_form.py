@@ -92,9 +92,12 @@ def _money(amount: float | None, currency: Currency) -> Money | None:
     return None if amount is None else Money(amount=amount, currency=currency)
 
 
-def state_from_form(form: JobForm, previous: JobState) -> JobState:
+def state_from_form(
+    form: JobForm, previous: JobState, defaults: Mapping[str, object] | None = None
+) -> JobState:
     """`previous` amended by the form: filled fields set their slot, open fields clear it, and
-    slots the form does not show (optimizer, providers, region, ...) are kept."""
+    slots the form does not show (optimizer, providers, region, ...) are kept. A field still
+    showing the default the plan assumed for an open slot (`defaults`) leaves that slot open."""
     values: dict[str, Any] = {
         "model": form.model,
         "method": form.method,
@@ -102,16 +105,21 @@ def state_from_form(form: JobForm, previous: JobState) -> JobState:
         "seq_len": form.seq_len,
         "micro_batch_size": form.micro_batch_size,
         "num_gpus": form.num_gpus,
+        "dataset_tokens": None
+        if form.tokens_millions is None
+        else round(form.tokens_millions * TOKENS_UNIT),
         "budget": _money(form.budget, form.currency),
         "max_price_per_hour": _money(form.max_price_per_hour, form.currency),
         "spot": form.spot,
     }
-    if form.tokens_millions is not None:
-        values["dataset_tokens"] = form.tokens_millions * TOKENS_UNIT
+    used = defaults or {}
+    for slot, value in list(values.items()):
+        if getattr(previous, slot) is None and value is not None and used.get(slot) == value:
+            values[slot] = None  # the assumed default, untouched: the slot stays open
+    if form.tokens_millions is None and previous.dataset_samples is not None:
+        del values["dataset_tokens"]  # a samples workload has no token field to clear
     given = {k: v for k, v in values.items() if v is not None}
     cleared: list[SlotName] = [k for k, v in values.items() if v is None]  # type: ignore[misc]
-    if form.tokens_millions is None and previous.dataset_tokens is not None:
-        cleared.append("dataset_tokens")
     return apply_update(previous, SlotUpdate(**given, clear=cleared))
 
 

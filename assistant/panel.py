@@ -14,8 +14,10 @@ from collections.abc import Iterable, Mapping
 from pydantic import BaseModel, ConfigDict, Field
 
 from assistant.charts import render_memory_chart
+from assistant.compose_job import notices_section
+from assistant.compose_parts import Text
 from assistant.events import ToolEnd
-from assistant.jobspec import build_job, filter_catalog
+from assistant.jobspec import Notice, build_job, filter_catalog
 from assistant.launch_spec import build_launch_spec, to_json, to_skypilot_yaml
 from assistant.state import JobState
 from assistant.ui_strings import ui_text
@@ -37,6 +39,10 @@ class PanelData(BaseModel):
 
     estimate: MemoryEstimate | None = None
     ranking: RankResult | None = None
+    notices: list[Notice] = Field(
+        default_factory=list, description="what the plan did not apply as asked (worded later)"
+    )
+    state: JobState | None = Field(default=None, description="the job the notices are about")
     notes: list[str] = Field(default_factory=list, description="plain lines, already worded")
 
 
@@ -51,6 +57,17 @@ class PanelView(BaseModel):
     chosen: str | None
     launch_yaml: str
     launch_json: str | None = Field(description="None when there is nothing to launch")
+
+
+def _notes_markdown(data: PanelData, lang: str) -> str:
+    """Plain notes as bullets, then the plan's notices worded in `lang` by the answer catalogs;
+    an empty panel invites the user to describe a job."""
+    parts = ["\n".join(f"- {line}" for line in data.notes)] if data.notes else []
+    if data.notices:
+        parts.append(notices_section(Text(lang), data.notices, data.state))
+    if not parts and data.estimate is None and data.ranking is None:
+        parts.append(f"- {ui_text(lang, 'no_job_yet')}")
+    return "\n\n".join(parts)
 
 
 def panel_from_events(events: Iterable[object], previous: PanelData) -> PanelData:
@@ -76,15 +93,15 @@ def compute_panel(state: JobState, catalog: Catalog, arch: ModelArch | None = No
         state = state.model_copy(update={"model": f"{arch.total_params()}"})
     try:
         plan = build_job(state, catalog)
-        notes = [notice.message for notice in plan.notices]
+        notices = list(plan.notices)
         if plan.job is None or plan.request is None:
-            return PanelData(notes=notes)
+            return PanelData(notices=notices, state=state)
         job, request = plan.job, plan.request
         if arch is not None:
             job = job.model_copy(update={"model": arch})
             request = request.model_copy(update={"job": job})
         result = rank(request, filter_catalog(plan, catalog))
-        return PanelData(estimate=estimate(job), ranking=result, notes=notes)
+        return PanelData(estimate=estimate(job), ranking=result, notices=notices, state=state)
     except AdvisorError as exc:
         return PanelData(notes=[str(exc)])
 
@@ -110,11 +127,8 @@ def panel_view(
         option = next(o for o in options if o.instance_id == pick)
         spec = build_launch_spec(option, ranking.job, instances.get(pick))
         launch_yaml, launch_json = to_skypilot_yaml(spec), to_json(spec)
-    notes = list(data.notes)
-    if data.estimate is None and ranking is None and not notes:
-        notes.append(ui_text(lang, "no_job_yet"))
     return PanelView(
-        notes_markdown="\n".join(f"- {line}" for line in notes),
+        notes_markdown=_notes_markdown(data, lang),
         chart_svg=chart,
         ranked=ranked_table(options, instances, lang),
         excluded=excluded_table(ranking.excluded if ranking else [], instances, lang),

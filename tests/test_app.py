@@ -21,6 +21,7 @@ from gradio_client import Client
 import app
 from assistant.conversation import Assistant
 from assistant.feedback import read_feedback
+from assistant.job_form import FORM_FIELDS
 from assistant.public_api import PublicApi
 from assistant.settings import Settings
 from assistant.web_session import WebSession
@@ -225,3 +226,24 @@ def test_an_oversized_config_upload_gives_a_clear_error(tmp_path: Path) -> None:
     big.write_bytes(b"{" + b" " * 1_000_001 + b"}")
     with pytest.raises(gr.Error, match="at most 1,000,000 bytes"):
         ui.upload(WebSession(), str(big))
+
+
+@pytest.mark.slow
+def test_editing_the_form_reruns_the_tools_and_the_chat_continues_from_it(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data")
+    ui = app.App(settings, Assistant(settings, knowledge=TinyKnowledge()))
+    web = WebSession()
+    for _ in ui.respond("LoRA on Llama 3.1 8B, 100M tokens", "en", web):
+        pass
+    assert web.panel.ranking is not None and web.panel.ranking.job.method == "lora"
+    values = dict(zip(FORM_FIELDS, ui.form_outputs(web), strict=True))
+    assert values["model"] == "meta-llama/Llama-3.1-8B" and values["method"] == "lora"
+    values["method"] = "full"
+    outputs = ui.apply_form(web, *values.values())
+    assert outputs[0] is web and web.session.state.method == "full", "the chat's job changed"
+    assert web.panel.ranking is not None and web.panel.ranking.job.method == "full"
+    assert web.session.state.precision is None, "untouched defaults stay assumed"
+    for _ in ui.respond("only spot", "en", web):
+        pass
+    assert (web.session.state.method, web.session.state.spot) == ("full", "required")
+    assert web.panel.ranking is not None and web.panel.ranking.job.spot_policy == "required"

@@ -69,3 +69,16 @@ def test_open_slots_show_the_defaults_the_plan_used() -> None:
     assert form.tokens_millions == 100.0, "the default 100M tokens, in millions"
     assert assumed_defaults(JobState(method="lora")) == {}, "no model: nothing is assumed"
     assert assumed_defaults(JobState(model="no such model xyz")) == {}, "invalid: blank"
+
+
+def test_fields_still_showing_assumed_defaults_leave_their_slots_open() -> None:
+    state = JobState(model="meta-llama/Llama-3.1-8B", method="qlora")
+    defaults = assumed_defaults(state)
+    shown = form_from_state(state, defaults)
+    untouched = state_from_form(shown, state, defaults)
+    assert untouched == state, "showing the defaults does not make them the user's choice"
+    edited = state_from_form(shown.model_copy(update={"seq_len": 4096}), state, defaults)
+    assert edited == state.model_copy(update={"seq_len": 4096}), "only the edited slot is set"
+    chosen = JobState(model="7B", seq_len=2048)
+    kept = state_from_form(form_from_state(chosen, assumed_defaults(chosen)), chosen, defaults)
+    assert kept.seq_len == 2048, "a value the user gave stays even when it equals the default"

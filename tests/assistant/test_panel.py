@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from assistant.compose_job import notices_section
+from assistant.compose_parts import Text
 from assistant.events import ToolEnd, ToolStart
 from assistant.panel import LAUNCH_CHOICES, PanelData, compute_panel, panel_from_events, panel_view
 from assistant.state import JobState, Money
@@ -43,7 +45,7 @@ def _catalog() -> Catalog:
 def test_compute_panel_runs_the_same_domain_functions_as_the_chat() -> None:
     state = JobState(model="meta-llama/Llama-3.1-8B", method="qlora", spot="never")
     data = compute_panel(state, _catalog())
-    assert data.estimate is not None and data.ranking is not None and data.notes == []
+    assert data.estimate is not None and data.ranking is not None and data.notices == []
     assert data.ranking.job.method == "qlora" and data.ranking.considered == 3
     from assistant.jobspec import build_job
 
@@ -55,11 +57,16 @@ def test_compute_panel_runs_the_same_domain_functions_as_the_chat() -> None:
 
 def test_compute_panel_notes_what_was_not_applied_and_missing_models() -> None:
     data = compute_panel(JobState(method="lora"), _catalog())
-    assert data.estimate is None and data.ranking is None and data.notes == []
-    euros = compute_panel(JobState(model="7B", budget=Money(amount=20, currency="EUR")), _catalog())
-    assert euros.notes == [
-        "budget given in EUR; catalog prices are USD; budget filter not applied"
+    assert data.estimate is None and data.ranking is None and data.notices == []
+    euros_state = JobState(model="7B", budget=Money(amount=20, currency="EUR"))
+    euros = compute_panel(euros_state, _catalog())
+    assert [(n.kind, n.slot, n.value) for n in euros.notices] == [
+        ("currency_not_applied", "budget", "20 EUR")
     ], "never converted silently"
+    assert euros.state == euros_state and euros.ranking is not None, "ranked all the same"
+    shown = panel_view(euros, {}, "de").notes_markdown
+    assert shown == notices_section(Text("de"), euros.notices, euros_state), "worded in German"
+    assert "EUR" in shown and "20" in shown
 
 
 def test_panel_view_renders_chart_tables_and_the_chosen_launch_spec() -> None:
