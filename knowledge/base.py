@@ -26,13 +26,21 @@ from knowledge.embeddings import embedder_id, make_embeddings
 from knowledge.langid import detect_language
 from knowledge.lexical import LanguageBM25
 from knowledge.retrieval import FusionParams, Passage, fuse, pick_passages
-from knowledge.store import IndexCorruptError, IndexStore, OpenIndex, Progress, content_hash
+from knowledge.store import (
+    IndexCorruptError,
+    IndexStore,
+    OpenIndex,
+    Progress,
+    chunk_id_of,
+    content_hash,
+)
 from tools.errors import InvalidInputError
 
 log = logging.getLogger("knowledge")
 
 _LANG_CODE = re.compile(r"^[a-z]{2,3}$")
 MAX_K = 50
+DENSE_SYSTEMS = ("dense", "dense_lang")
 
 
 class IndexStats(BaseModel):
@@ -83,6 +91,7 @@ class KnowledgeBase:
         self._index: OpenIndex | None = None
         self._bm25: LanguageBM25 | None = None
         self._row: dict[str, int] = {}
+        self._languages: set[str] = set()
 
     # -- sources -----------------------------------------------------------------------------
 
@@ -183,6 +192,7 @@ class KnowledgeBase:
     def _attach(self, index: OpenIndex) -> None:
         self._index = index
         self._row = {chunk.id: i for i, chunk in enumerate(index.chunks)}
+        self._languages = {chunk.lang for chunk in index.chunks}
         self._bm25 = LanguageBM25(index.chunks) if "bm25" in self._systems() else None
 
     def close(self) -> None:
@@ -193,9 +203,10 @@ class KnowledgeBase:
     # -- search ------------------------------------------------------------------------------
 
     def _systems(self) -> list[str]:
+        """Ranking systems in use: by retrieval mode, and only those with a positive weight."""
         mode = self.config.retrieval
-        systems = ["dense", "bm25"] if mode == "hybrid" else [mode]
-        return [s for s in systems if self.fusion.weights.get(s, 0.0) > 0]
+        systems = {"hybrid": (*DENSE_SYSTEMS, "bm25"), "dense": DENSE_SYSTEMS, "bm25": ("bm25",)}
+        return [s for s in systems[mode] if self.fusion.weights.get(s, 0.0) > 0]
 
     def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
         """The `k` best passages for `query`, one per topic, in `lang` (detected when None)."""
@@ -209,28 +220,53 @@ class KnowledgeBase:
                 "lang", lang, f"an ISO 639-1 code such as {', '.join(LANGUAGES)}"
             )
         query_lang = lang or detect_language(text).code
-        index = self.open()
-        rankings = {
-            system: self._rank(system, text, query_lang, index) for system in self._systems()
-        }
-        groups, chunk_scores = fuse(rankings, index.chunks, self.fusion)
-        return pick_passages(groups, chunk_scores, index.chunks, query_lang, k)
+        rankings = self.rank_systems(text, query_lang)
+        chunks = self.open().chunks
+        groups, chunk_scores = fuse(rankings, chunks, self.fusion)
+        return pick_passages(groups, chunk_scores, chunks, query_lang, k)
 
-    def _rank(self, system: str, text: str, query_lang: str, index: OpenIndex) -> list[int]:
+    def rank_systems(
+        self, text: str, query_lang: str, systems: Sequence[str] | None = None
+    ) -> dict[str, list[int]]:
+        """Each system's chunk ranking (rows of `open().chunks`, best first) before fusion;
+        `systems` defaults to those the configuration uses. The benchmark tunes fusion on these."""
+        index = self.open()
+        names = list(systems) if systems is not None else self._systems()
+        if set(names) & {"bm25"} and self._bm25 is None:
+            self._bm25 = LanguageBM25(index.chunks)
+        vector = self.embeddings.embed_query(text) if set(names) & set(DENSE_SYSTEMS) else []
+        return {name: self._rank(name, text, vector, query_lang, index) for name in names}
+
+    def _rank(
+        self, system: str, text: str, vector: list[float], query_lang: str, index: OpenIndex
+    ) -> list[int]:
+        """Chunk rows, best first, by one system (BM25, dense over all languages or over the
+        query's language only)."""
         if system == "bm25":
             assert self._bm25 is not None
             scores = self._bm25.scores(text, query_lang if query_lang in LANGUAGES else None)
-            order = np.argsort(-scores, kind="stable")
-            return [int(i) for i in order if scores[i] > 0]
-        count = index.manifest.chunk_count
+            ranked = np.argsort(-scores, kind="stable")
+            return [int(i) for i in ranked if scores[i] > 0]
+        where: dict[str, Any] | None = None
+        if system == "dense_lang":
+            if query_lang not in self._languages:
+                return []
+            where = {"lang": query_lang}
+        count = index.manifest.vector_count
         if count == 0:
             return []
         result = index.collection.query(
-            query_embeddings=[self.embeddings.embed_query(text)],
+            query_embeddings=[vector],
             n_results=min(self.fusion.dense_candidates, count),
+            where=where,
             include=["distances"],
         )
-        return [self._row[chunk_id] for chunk_id in result["ids"][0] if chunk_id in self._row]
+        order: dict[int, None] = {}
+        for vector_id in result["ids"][0]:
+            row = self._row.get(chunk_id_of(vector_id))
+            if row is not None:
+                order.setdefault(row, None)
+        return list(order)
 
     # -- stats -------------------------------------------------------------------------------
 

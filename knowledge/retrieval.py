@@ -44,8 +44,9 @@ class FusionParams(BaseModel):
 
     rrf_k: float = Field(default=60.0, gt=0, description="RRF constant added to every rank")
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"dense": 1.0, "bm25": 1.0},
-        description="weight per ranking system; a system missing here is not used",
+        default_factory=lambda: {"dense": 1.0, "dense_lang": 0.0, "bm25": 1.0},
+        description="weight per ranking system (dense: all languages; dense_lang: the query's "
+        "language only; bm25); a system missing here or at 0 is not used",
     )
     dense_candidates: int = Field(default=200, gt=0, description="chunks fetched from Chroma")
 

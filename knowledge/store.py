@@ -7,6 +7,7 @@ Layout under `KnowledgeConfig.data_dir`:
         chunks.jsonl        every chunk (shown text, indexed text, metadata)
         chroma/             the embedded Chroma store (absent when a Chroma server is used)
         manifest.json       written last: content hash, embedder id, counts, checksums
+    embedding-cache/        vectors per embedder by text hash: rebuilds embed changed texts only
 
 A build goes into a new folder and only becomes current when the pointer is swapped, so a failed
 or interrupted build leaves the previous index in use. Opening checks the pointer, the manifest, the
@@ -16,6 +17,7 @@ chunk file checksum and the collection size, and raises `IndexCorruptError` sayi
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -34,15 +36,18 @@ from pydantic import BaseModel, Field, ValidationError
 
 from knowledge.chunking import Chunk
 from knowledge.config import KnowledgeConfig
+from knowledge.embcache import Embed, EmbeddingCache
 from tools.errors import AdvisorError, InvalidInputError
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 POINTER = "current.json"
 MANIFEST = "manifest.json"
 CHUNKS = "chunks.jsonl"
+CACHE_DIR = "embedding-cache"
 EMBEDDED_COLLECTION = "gpu-advisor-kb"
 EMBED_BATCH = 16
 ADD_BATCH = 512
+ALIAS_MARK = "@"
 
 Progress = Callable[[int, int], None]
 
@@ -59,6 +64,7 @@ class Manifest(BaseModel):
     embedder_id: str
     dimension: int = Field(gt=0, description="embedding length, floats")
     chunk_count: int = Field(ge=0)
+    vector_count: int = Field(ge=0, description="chunks plus their alias vectors")
     chunks_sha256: str = Field(description="sha256 of chunks.jsonl")
     collection: str = Field(description="Chroma collection name")
     extra_sources: list[str] = Field(default_factory=list, description="folders ingested too")
@@ -225,10 +231,10 @@ class IndexStore:
             raise IndexCorruptError(
                 f"Chroma collection {manifest.collection} unusable: {exc}"
             ) from exc
-        if count != manifest.chunk_count:
+        if count != manifest.vector_count:
             client.close()
             raise IndexCorruptError(
-                f"Chroma collection holds {count} vectors, manifest says {manifest.chunk_count}"
+                f"Chroma collection holds {count} vectors, manifest says {manifest.vector_count}"
             )
         return OpenIndex(folder, manifest, chunks, collection, client)
 
@@ -271,12 +277,18 @@ class IndexStore:
             collection = client.create_collection(
                 collection_name, embedding_function=adapter, metadata={"hnsw:space": "cosine"}
             )
-            dimension = _embed_into(collection, chunks, embeddings, progress)
+            cache = EmbeddingCache(self.root / CACHE_DIR, embedder)
+            try:
+                embed = functools.partial(cache.embed, embed=embeddings.embed_documents)
+                vector_count, dimension = _embed_into(collection, chunks, embed, progress)
+            finally:
+                cache.close()
             manifest = Manifest(
                 content_hash=digest,
                 embedder_id=embedder,
                 dimension=dimension,
                 chunk_count=len(chunks),
+                vector_count=vector_count,
                 chunks_sha256=_file_sha256(folder / CHUNKS),
                 collection=collection_name,
                 extra_sources=list(extra_sources),
@@ -322,37 +334,51 @@ class IndexStore:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def vector_texts(chunk: Chunk) -> list[tuple[str, str]]:
+    """(vector id, text) of every vector of a chunk: its full indexed text, then its aliases."""
+    views = [(chunk.id, chunk.index_text)]
+    views += [(f"{chunk.id}{ALIAS_MARK}{i}", alias) for i, alias in enumerate(chunk.aliases)]
+    return views
+
+
+def chunk_id_of(vector_id: str) -> str:
+    """The chunk a vector belongs to (alias vectors are `<chunk id>@<n>`)."""
+    return vector_id.split(ALIAS_MARK, 1)[0]
+
+
 def _embed_into(
-    collection: Any, chunks: Sequence[Chunk], embeddings: Embeddings, progress: Progress | None
-) -> int:
+    collection: Any, chunks: Sequence[Chunk], embed: Embed, progress: Progress | None
+) -> tuple[int, int]:
     """Embed chunks in small batches (progress after each), add them to Chroma in large ones
-    (each add is a transaction); returns the embedding dimension."""
+    (each add is a transaction); returns (vector count, embedding dimension)."""
     total = len(chunks)
     if progress is not None:
         progress(0, total)
-    pending: list[tuple[Chunk, list[float]]] = []
-    dimension = 0
+    pending: list[tuple[str, str, Chunk, list[float]]] = []
+    dimension = count = 0
     for start in range(0, total, EMBED_BATCH):
         batch = list(chunks[start : start + EMBED_BATCH])
-        vectors = embeddings.embed_documents([c.index_text for c in batch])
+        views = [(vid, text, chunk) for chunk in batch for vid, text in vector_texts(chunk)]
+        vectors = embed([text for _, text, _ in views])
         dimension = len(vectors[0])
-        pending.extend(zip(batch, vectors, strict=True))
+        pending.extend((vid, text, c, v) for (vid, text, c), v in zip(views, vectors, strict=True))
         if len(pending) >= ADD_BATCH or start + EMBED_BATCH >= total:
             _add(collection, pending)
+            count += len(pending)
             pending = []
         if progress is not None:
             progress(start + len(batch), total)
-    if collection.count() != total:
-        raise IndexCorruptError(f"Chroma stored {collection.count()} of {total} chunks")
-    return dimension or 1
+    if collection.count() != count:
+        raise IndexCorruptError(f"Chroma stored {collection.count()} of {count} vectors")
+    return count, dimension or 1
 
 
-def _add(collection: Any, items: list[tuple[Chunk, list[float]]]) -> None:
+def _add(collection: Any, items: list[tuple[str, str, Chunk, list[float]]]) -> None:
     collection.add(
-        ids=[c.id for c, _ in items],
-        embeddings=[v for _, v in items],
-        documents=[c.text for c, _ in items],
-        metadatas=[_metadata(c) for c, _ in items],
+        ids=[vid for vid, _, _, _ in items],
+        embeddings=[v for _, _, _, v in items],
+        documents=[text for _, text, _, _ in items],
+        metadatas=[_metadata(c) for _, _, c, _ in items],
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 import knowledge
 from knowledge.base import KnowledgeBase
 from knowledge.config import KnowledgeConfig
+from knowledge.retrieval import FusionParams
 from knowledge.store import MANIFEST
 from tests.knowledge.conftest import HashEmbeddings, write_entry
 from tools.errors import InvalidInputError
@@ -177,3 +178,38 @@ def test_module_level_search_uses_one_cached_knowledge_base(
     assert len(made) == 1, "one KnowledgeBase per config"
     assert first[0].topic == "faq/training-spot" and second[0].lang == "nl"
     made[0].close()
+
+
+def test_dense_over_the_query_language_only_ranks_that_language(
+    kb_config: KnowledgeConfig, mini_docs: Path
+) -> None:
+    config = kb_config.model_copy(update={"retrieval": "dense"})
+    fusion = FusionParams(weights={"dense": 0.0, "dense_lang": 1.0})
+    base = KnowledgeBase(config, docs_dir=mini_docs, embeddings=HashEmbeddings(), fusion=fusion)
+    passages = base.search("NVLink InfiniBand grafische kaart", lang="nl", k=5)
+    assert sorted(p.topic or "" for p in passages) == ["faq/training-spot", "specs/vram"], (
+        "only topics with a Dutch chunk are ranked; the English-only interconnect guide is not"
+    )
+    assert base.search("NVLink", lang="it", k=5) == [], "no Italian chunks: nothing to rank"
+    base.close()
+
+
+def test_an_alias_hit_ranks_its_faq_chunk(kb_config: KnowledgeConfig, mini_docs: Path) -> None:
+    config = kb_config.model_copy(update={"retrieval": "dense"})
+    base = KnowledgeBase(config, docs_dir=mini_docs, embeddings=HashEmbeddings())
+    top = base.search("Is preemptible capacity fine?", lang="en", k=1)[0]
+    assert (top.topic, top.chunk_id) == ("faq/training-spot", "faq/training-spot#en#0")
+    base.close()
+
+
+def test_rebuild_embeds_only_changed_texts(
+    kb: KnowledgeBase, mini_docs: Path, kb_config: KnowledgeConfig
+) -> None:
+    kb.search("vram")
+    kb.close()
+    write_entry(mini_docs, "specs/precision", "en", "BF16 precision", "BF16 keeps the FP32 range.")
+    counting = HashEmbeddings()
+    fresh = KnowledgeBase(kb_config, docs_dir=mini_docs, embeddings=counting)
+    fresh.search("BF16")
+    assert counting.embedded == 2, "only the new guide's text and title vector were embedded"
+    fresh.close()
