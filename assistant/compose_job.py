@@ -76,6 +76,11 @@ def memory_section(
     lines = [summary, t.msg("memory.largest", parts=t.listing(largest))]
     if estimate.cpu_offload_bytes > 0:
         lines.append(t.msg("memory.offload", size=t.gib(estimate.cpu_offload_bytes)))
+    best = ranking.ranked[0] if ranking and ranking.ranked else None
+    if best is not None and _other_setup(estimate, job, best):
+        gpus = t.msg("options.gpus", count=t.count(best.gpu_count), gpu=best.gpu)
+        need = t.gib(best.need_per_gpu_bytes)
+        lines.append(t.msg("memory.chosen", gpus=gpus, plan=t.msg(f"plan.{best.plan}"), need=need))
     return _section(t, "memory.heading", " ".join(lines))
 
 
@@ -94,19 +99,27 @@ def _setup(
 def _estimate_plan(
     estimate: MemoryEstimate, job: EstimateInput | None, ranking: RankResult | None
 ) -> str | None:
-    """The plan the estimate was made for: the best option's when it is that option's estimate,
-    else the one the job input describes; None when neither is known."""
+    """The plan the estimate was made for: the best option's when it is that option's own
+    estimate, else the one the job input describes; None when neither is known."""
     if ranking and ranking.ranked:
         best = ranking.ranked[0]
         same_total = best.need_per_gpu_bytes == estimate.per_gpu.total
         if same_total and best.gpu_count == estimate.total_gpus:
             return best.plan
+    if estimate.total_gpus == 1:
+        return "single_offload" if estimate.cpu_offload_bytes > 0 else "single"
     if job is None or job.num_gpus * job.tensor_parallel != estimate.total_gpus:
         return None
     stage, offload = job.zero_stage, job.offload_optimizer
     if offload:
         return "zero3_offload" if stage == 3 else "zero_offload"
     return ("ddp", "zero1", "zero2", "zero3")[stage]
+
+
+def _other_setup(estimate: MemoryEstimate, job: EstimateInput | None, best: RankedOption) -> bool:
+    """The best option runs the job on another GPU count or plan than the estimate assumed."""
+    plan = _estimate_plan(estimate, job, None)
+    return best.gpu_count != estimate.total_gpus or plan not in (None, best.plan)
 
 
 # ------------------------------------------------------------------------------ options
@@ -148,7 +161,7 @@ def _fit(t: Text, option: RankedOption) -> str:
 
 def _run(t: Text, option: RankedOption) -> str:
     figures = {
-        "hours": t.hours(option.hours),
+        "hours": t.duration(option.hours),
         "price": t.money(option.price_per_hour),
         "total": t.money(option.total_cost),
     }
@@ -203,7 +216,7 @@ def caveats_section(t: Text, ranking: RankResult) -> str:
     spot = next((o for o in shown if o.pricing == "spot"), None)
     if spot is not None:
         if spot.checkpoint_interval_hours:
-            interval = t.hours(spot.checkpoint_interval_hours)
+            interval = t.duration(spot.checkpoint_interval_hours)
             lines.append(t.msg("caveats.spot", instance=_instance(spot), interval=interval))
         else:
             lines.append(t.msg("caveats.spot_no_interval", instance=_instance(spot)))

@@ -102,6 +102,9 @@ class Text:
     def hours(self, hours: float) -> str:
         return i18n.format_hours(hours, self.lang)
 
+    def duration(self, hours: float) -> str:
+        return i18n.format_duration(hours, self.lang)
+
     def percent(self, fraction: float) -> str:
         return i18n.format_percent(fraction, self.lang)
 

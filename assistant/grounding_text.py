@@ -92,7 +92,7 @@ _MAGNITUDE = re.compile(
 _SIZE_AFTER = re.compile(r"[ \u00a0\u202f]?(?:[KMGTP]i?B|[kMGT]B|[KMGT]io|[kMGT]o)(?![^\W\d_])")
 _TIME_AFTER = re.compile(
     r"[ \u00a0\u202f]?(?:h|hr|hrs|hours?|uur|heures?|saat|sa\.|std\.?|stunden?|horas?|min|"
-    r"minutes?|minuten|minuti|dakika|minutos?|days?|dagen|jours?|gün|tage?n?|días?)(?![^\W\d_])",
+    r"minutes?|minuten|minuti|dakika|dk|minutos?|days?|dagen|jours?|gün|tage?n?|días?)(?![^\W\d_])",
     re.I,
 )
 _MONEY_BEFORE = re.compile(r"[$€₺£][ \u00a0\u202f]?$")

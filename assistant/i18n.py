@@ -40,6 +40,7 @@ __all__ = [
     "catalog",
     "format_count",
     "format_date",
+    "format_duration",
     "format_gib",
     "format_hours",
     "format_list",
@@ -240,6 +241,20 @@ def format_hours(hours: float, lang: str, digits: int | None = None) -> str:
         "duration-hour",
         length="short",
         format=_decimal_pattern(places),
+        locale=_locale(lang),
+    )
+
+
+def format_duration(hours: float, lang: str) -> str:
+    """A run time or interval: minutes under an hour ('26 min', '26 dk.' in tr), else hours."""
+    if abs(hours) >= 1:
+        return format_hours(hours, lang)
+    minutes = hours * 60
+    return format_unit(
+        minutes,
+        "duration-minute",
+        length="short",
+        format=_decimal_pattern(0 if abs(minutes) >= 1 else 1),
         locale=_locale(lang),
     )
 

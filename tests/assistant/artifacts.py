@@ -4,18 +4,17 @@ answers do not move when the estimator or the ranking is refined."""
 from __future__ import annotations
 
 from datetime import date
+from functools import cache
 from typing import Any
 
-from tools.estimator import (
-    ActivationsDetail,
-    BytesPerParam,
-    MemoryBreakdown,
-    MemoryEstimate,
-    ModelStatesDetail,
-    OverheadDetail,
-)
+from tools.estimator import EstimateInput, MemoryEstimate, estimate
 from tools.ranking_models import Excluded, ExclusionKind, JobSummary, RankedOption, RankResult
 from tools.units import GIB
+
+
+@cache
+def _real_estimate() -> MemoryEstimate:
+    return estimate(EstimateInput(model="meta-llama/Llama-3.1-8B", method="lora"))
 
 
 def make_estimate(
@@ -28,37 +27,29 @@ def make_estimate(
     cpu_offload: int = 0,
     name: str = "Llama 3.1 8B",
 ) -> MemoryEstimate:
-    """A MemoryEstimate with the given per-GPU parts (bytes); details zeroed."""
-    total = weights + gradients + optimizer + activations + overhead
-    return MemoryEstimate(
-        model_id="meta-llama/Llama-3.1-8B",
-        model_name=name,
-        per_gpu=MemoryBreakdown(
-            weights=weights,
-            gradients=gradients,
-            optimizer=optimizer,
-            activations=activations,
-            overhead=overhead,
-            total=total,
-        ),
-        cpu_offload_bytes=cpu_offload,
-        total_params=8_030_261_248,
-        trainable_params=41_943_040,
-        data_parallel=total_gpus,
-        tensor_parallel=1,
-        total_gpus=total_gpus,
-        bytes_per_param=BytesPerParam(weights=2.0, gradients=2.0, optimizer=12.0),
-        model_states=ModelStatesDetail(
-            unsharded_weights=weights,
-            unsharded_gradients=gradients,
-            unsharded_optimizer=optimizer,
-            zero3_gathered_weights=0,
-            zero3_gathered_gradients=0,
-            qlora_dequant_buffer=0,
-        ),
-        activations=ActivationsDetail(layers=[], head={}, logits_peak=0, recompute_working_set=0),
-        overhead=OverheadDetail(cuda_context=overhead, comm_buffers=0, fragmentation=0),
-        assumptions=["hand-built for tests"],
+    """A real estimate's result with the per-GPU parts (bytes), GPU count and name replaced:
+    what the answer shows is chosen here; every other field stays as the estimator fills it."""
+    base = _real_estimate()
+    per_gpu = base.per_gpu.model_copy(
+        update={
+            "weights": weights,
+            "gradients": gradients,
+            "optimizer": optimizer,
+            "activations": activations,
+            "overhead": overhead,
+            "total": weights + gradients + optimizer + activations + overhead,
+        }
+    )
+    return base.model_copy(
+        update={
+            "model_name": name,
+            "per_gpu": per_gpu,
+            "cpu_offload_bytes": cpu_offload,
+            "data_parallel": total_gpus,
+            "tensor_parallel": 1,
+            "total_gpus": total_gpus,
+            "assumptions": ["hand-built for tests"],
+        }
     )
 
 

@@ -358,6 +358,20 @@ def test_memory_summary_without_a_plan_names_no_method() -> None:
     ), "plan unknown: no method, generic setup, offloaded bytes"
 
 
+def test_memory_summary_names_the_first_choice_when_it_runs_another_setup() -> None:
+    best = make_option(
+        1, gpus_per_node=8, gpu_count=8, gpu="H100-SXM", plan="zero3",
+        need_per_gpu_bytes=int(41.83 * GIB), vram_per_gpu_bytes=80 * GIB,
+    )  # fmt: skip
+    text = compose_job_answer("es", None, PLAN_A, ESTIMATE_A, make_ranking([best])).text
+    first = text.split("\n\n")[0]
+    assert first.endswith(
+        "La primera opción (8× H100-SXM, ZeRO-3/FSDP) necesita **41,8\u00a0GiB por GPU**."
+    ), first
+    same = compose_job_answer("es", None, PLAN_A, ESTIMATE_A, RANKING_A).text
+    assert "La primera opción" not in same, "same setup as the estimate: no extra line"
+
+
 def test_nothing_in_the_catalog() -> None:
     empty = RankResult(job=RANKING_C.job, ranked=[], excluded=[], considered=0, feasible=0)
     text = compose_job_answer("de", None, None, None, empty).text

@@ -167,6 +167,7 @@ def test_the_written_sign_or_unit_limits_what_a_figure_may_match() -> None:
     assert _check("$91", fraction) == ["91"], "money never matches a percentage form"
     hours = {"checkpoint_interval_hours": 0.75}
     assert _check("45 min", hours) == [], "hours as minutes"
+    assert _check("45 dk.", hours) == [], "hours as minutes (tr)"
     assert _check("45 GiB", hours) == ["45"], "a size unit does not match a time form"
 
 

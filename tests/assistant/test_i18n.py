@@ -213,6 +213,19 @@ def test_format_hours(lang: str, hours: float, expected: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("lang", "hours", "expected"),
+    [
+        ("en", 0.42, "25 min"),
+        ("tr", 0.05, "3 dk."),
+        ("de", 0.005, "0,3 Min."),
+        ("fr", 2.5, f"2,5{NNBSP}h"),
+    ],
+)
+def test_format_duration_uses_minutes_under_an_hour(lang: str, hours: float, expected: str) -> None:
+    assert i18n.format_duration(hours, lang) == expected, f"{lang} {hours}"
+
+
+@pytest.mark.parametrize(
     ("lang", "expected"),
     [
         ("en", "12%"),
