@@ -15,6 +15,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from datetime import date
 from functools import cache
@@ -25,7 +26,7 @@ import gradio as gr
 import pandas as pd
 
 from assistant.conversation import MAX_MESSAGE_CHARS, Assistant
-from assistant.events import Final, ToolEnd, ToolStart, events_to_chat_messages
+from assistant.events import ToolEnd, ToolStart, events_to_chat_messages
 from assistant.feedback import append_feedback, feedback_path, record_for_like
 from assistant.job_form import (
     FORM_FIELDS,
@@ -65,6 +66,7 @@ log = logging.getLogger("gpu_advisor.app")
 
 CONCURRENCY = 4  # turns run at once; CPU-bound, so more only adds contention
 QUEUE_SIZE = 256
+STREAM_INTERVAL_S = 0.1  # answer chunks closer together than this go out in one update
 UPLOAD_LIMIT = "5mb"  # Gradio's hard cap; assistant.uploads refuses anything over 1 MB clearly
 OFFLINE_ENV = {
     "GRADIO_ANALYTICS_ENABLED": "False",
@@ -166,9 +168,12 @@ class App:
         shown = [*web.chat, {"role": "user", "content": text}]
         override = None if language in (None, "", "auto") else language
         events: list[Any] = []
+        last = time.monotonic()
         for event in self.assistant.respond(text, web.session, lang=override):
             events.append(event)
-            if isinstance(event, ToolStart | ToolEnd | Final) or len(events) % 2 == 0:
+            now = time.monotonic()
+            if isinstance(event, ToolStart | ToolEnd) or now - last >= STREAM_INTERVAL_S:
+                last = now  # answer chunks arriving together are sent together
                 yield [*shown, *events_to_chat_messages(events)], gr.skip()
         web.chat = [*shown, *events_to_chat_messages(events)]
         web.panel = panel_from_events(events, web.panel)
@@ -303,10 +308,10 @@ def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.
                     fields, panel, upload, apply, choose = _panel_column()
             catalog = _catalog_tab(app, web_state)
             _knowledge_tab(app)
-            _estimator_tab(app)
+            estimator = _estimator_tab(app, web_state)
         gr.Markdown(_t("privacy_note"), elem_id="privacy")
         chat = (chatbot, textbox, send, language, new_chat)
-        _wire_chat(app, demo, web_state, browser, chat, fields, panel, catalog)
+        _wire_chat(app, demo, web_state, browser, chat, fields, panel, [catalog, estimator])
         _wire_panel(app, web_state, browser, fields, panel, upload, apply, choose)
         for fn in PublicApi(app.catalog, app.assistant.resources.knowledge).functions():
             gr.api(fn, api_name=fn.__name__)
@@ -315,7 +320,7 @@ def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.
 
 def _wire_chat(
     app: App, demo: gr.Blocks, web_state: gr.State, browser: gr.BrowserState,
-    chat: tuple[Any, ...], fields: list[Any], panel: list[Any], catalog: list[Any],
+    chat: tuple[Any, ...], fields: list[Any], panel: list[Any], tabs: list[list[Any]],
 ) -> None:  # fmt: skip
     chatbot, textbox, send, language, new_chat = chat
     after_turn = [*fields, *panel]
@@ -347,8 +352,8 @@ def _wire_chat(
     load = demo.load(
         restore, [browser], [web_state, chatbot, *after_turn], api_visibility="private"
     )
-    show, inputs, outputs = catalog
-    load.then(show, inputs, outputs, api_visibility="private")
+    for fill, inputs, outputs in tabs:  # the catalog and estimator tabs, in the page's language
+        load = load.then(fill, inputs, outputs, api_visibility="private")
     new_chat.click(reset, [web_state], [web_state, chatbot, *after_turn, browser],
                    api_visibility="private")  # fmt: skip
 
@@ -432,7 +437,7 @@ def _knowledge_tab(app: App) -> None:
           api_visibility="private")  # fmt: skip
 
 
-def _estimator_tab(app: App) -> None:
+def _estimator_tab(app: App, web_state: gr.State) -> list[Any]:
     models = [(arch.name, arch.id) for arch in list_models()]
     with gr.Tab(_t("tab_estimator"), id="estimator-tab"), gr.Row():
         with gr.Column(scale=2):
@@ -459,7 +464,7 @@ def _estimator_tab(app: App) -> None:
             with gr.Accordion(_t("assumptions"), open=False):
                 assumptions = gr.Markdown(elem_id="est-assumptions")
 
-    def run_estimate(*values: Any) -> tuple[Any, ...]:
+    def run_estimate(web: WebSession | None, *values: Any) -> tuple[Any, ...]:
         name, meth, prec, seq, mb, n, gc, r, z, gpu_names = values
         lora = {"lora_rank": int(r or 16)} if meth in ("lora", "qlora") else {}
         try:
@@ -468,14 +473,15 @@ def _estimator_tab(app: App) -> None:
                 micro_batch_size=int(mb or 1), num_gpus=int(n or 1), gradient_checkpointing=gc,
                 zero_stage=int(z or 0), **lora,
             )  # fmt: skip
-            view = estimator_view(inp, gpu_names or [], "en")
+            view = estimator_view(inp, gpu_names or [], web.language if web else "en")
         except AdvisorError as exc:
             raise gr.Error(str(exc)) from None
         return view.chart_svg, _frame(view.parts), view.assumptions_markdown
 
-    inputs = [model, method, precision, seq_len, micro, gpus, ckpt, rank, zero, compare]
+    inputs = [web_state, model, method, precision, seq_len, micro, gpus, ckpt, rank, zero, compare]
     gr.on([run.click, method.input, precision.input, ckpt.input, zero.input, compare.input],
           run_estimate, inputs, [chart, parts, assumptions], api_visibility="private")  # fmt: skip
+    return [run_estimate, inputs, [chart, parts, assumptions]]
 
 
 def launch_options(settings: Settings) -> dict[str, Any]:

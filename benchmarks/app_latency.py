@@ -8,7 +8,11 @@
    first. Target: <= 10 s.
 2. Concurrency: against the same server, N gradio_client sessions (threads) each run a scripted
    conversation at once; every turn is timed from submit to its final message. The offline
-   policy answers. Target: p95 <= 1 s at 20 sessions.
+   policy answers. Two load shapes: *burst* (every session sends its next message as soon as the
+   last answer is in: N turns always queued) and *paced* (each session pauses a seeded 2-6 s
+   "reading time" before its next message, as people do). Target: p95 <= 1 s at 20 sessions.
+3. Server CPU per turn (from /proc, Linux only): what a turn costs the app process, the figure
+   that decides how many turns per second one Python process can serve.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -73,35 +78,63 @@ def start_app(port: int, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], 
     return proc, start
 
 
-def cold_start(url: str, start: float, timeout: float) -> dict[str, float]:
-    """Seconds from process start until the server answers, and until the first answer."""
+def cold_start(url: str, start: float, timeout: float, pid: int) -> dict[str, float]:
+    """Seconds from process start until the server answers and until the first answer, and
+    the CPU seconds the app process used by then (a load-independent figure)."""
     client = _client(url, start + timeout)
     ready = time.perf_counter() - start
     client.predict(FIRST_QUESTION, "en", api_name="/chat")
-    return {"server_ready_s": ready, "first_answer_s": time.perf_counter() - start}
+    result = {"server_ready_s": ready, "first_answer_s": time.perf_counter() - start}
+    cpu = process_cpu_s(pid)
+    return result if cpu is None else {**result, "first_answer_cpu_s": cpu}
 
 
-def run_session(url: str, lang: str, turns: list[str], out: list[float]) -> None:
+THINK_S = (2.0, 6.0)  # paced mode: seconds a person reads before writing again
+
+
+def run_session(
+    url: str, lang: str, turns: list[str], out: list[float], think: random.Random | None
+) -> None:
     client = _client(url, time.perf_counter() + 60)
     for text in turns:
+        if think is not None:
+            time.sleep(think.uniform(*THINK_S))
         t0 = time.perf_counter()
         client.predict(text, lang, api_name="/chat")
         out.append(time.perf_counter() - t0)
 
 
-def concurrent_turns(url: str, sessions: int, turns: int) -> list[float]:
+def concurrent_turns(url: str, sessions: int, turns: int, paced: bool = False) -> list[float]:
     """Turn latencies (s) of `sessions` conversations run at once."""
     latencies: list[float] = []
     threads = []
     for i in range(sessions):
         lang, script = SCRIPTS[i % len(SCRIPTS)]
-        args = (url, lang, script[:turns], latencies)
+        think = random.Random(i) if paced else None
+        args = (url, lang, script[:turns], latencies, think)
         threads.append(threading.Thread(target=run_session, args=args))
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     return latencies
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` so far (None off Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def summary(latencies: list[float]) -> dict[str, float]:
+    return {
+        "p50_s": round(statistics.median(latencies), 3),
+        "p95_s": round(percentile(latencies, 0.95), 3),
+        "max_s": round(max(latencies), 3),
+    }
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -127,19 +160,23 @@ def main(argv: list[str] | None = None) -> int:
     url = f"http://127.0.0.1:{port}/"
     proc, start = start_app(port, env)
     try:
-        cold = cold_start(url, start, args.timeout)
+        cold = cold_start(url, start, args.timeout, proc.pid)
         concurrent_turns(url, 2, 1)  # warm the shared caches once, untimed
-        latencies = concurrent_turns(url, args.sessions, args.turns)
+        cpu0 = process_cpu_s(proc.pid)
+        burst = concurrent_turns(url, args.sessions, args.turns)
+        cpu1 = process_cpu_s(proc.pid)
+        paced = concurrent_turns(url, args.sessions, args.turns, paced=True)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    cpu = None if cpu0 is None or cpu1 is None else round(1000 * (cpu1 - cpu0) / len(burst))
     result = {
         **{k: round(v, 2) for k, v in cold.items()},
         "sessions": args.sessions,
-        "turns": len(latencies),
-        "p50_s": round(statistics.median(latencies), 3),
-        "p95_s": round(percentile(latencies, 0.95), 3),
-        "max_s": round(max(latencies), 3),
+        "turns": len(burst),
+        **{f"burst_{k}": v for k, v in summary(burst).items()},
+        **{f"paced_{k}": v for k, v in summary(paced).items()},
+        "server_cpu_ms_per_turn": cpu,
     }
     if args.json:
         print(json.dumps(result, indent=2))
