@@ -116,7 +116,9 @@ class App:
     def __init__(self, settings: Settings, assistant: Assistant) -> None:
         self.settings = settings
         self.assistant = assistant
-        self.export_dir = Path(tempfile.mkdtemp(prefix="gpu-advisor-exports-"))
+        # Launch-spec downloads: outside data_dir (which is never served), removed at exit.
+        self._exports = tempfile.TemporaryDirectory(prefix="gpu-advisor-exports-")
+        self.export_dir = Path(self._exports.name)
         # Read once here: the knowledge base may still be loading when the first page opens.
         self._catalog = assistant.resources.catalog()
         self._instances = {item.id: item for item in self._catalog}

@@ -48,6 +48,12 @@ class TinyKnowledge:
         return [passage][:k]
 
 
+@pytest.fixture(autouse=True)
+def _gradio_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files the app hands to Gradio (launch-spec downloads) land in the test's folder."""
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -247,3 +253,28 @@ def test_editing_the_form_reruns_the_tools_and_the_chat_continues_from_it(tmp_pa
         pass
     assert (web.session.state.method, web.session.state.spot) == ("full", "required")
     assert web.panel.ranking is not None and web.panel.ranking.job.spot_policy == "required"
+
+
+@pytest.mark.slow
+def test_an_uploaded_config_becomes_the_job_model(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data")
+    ui = app.App(settings, Assistant(settings, knowledge=TinyKnowledge()))
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+        "vocab_size": 128256, "max_position_embeddings": 131072, "_name_or_path": "my-llama",
+    }), encoding="utf-8")  # fmt: skip
+    web = WebSession()
+    outputs = ui.upload(web, str(config))
+    assert outputs[0] is web and web.session.state.model == "8030261248", "its exact size"
+    assert web.uploaded_model() is not None and web.panel.estimate is not None
+    assert web.panel.estimate.model_name == "my-llama", "estimated with the uploaded dimensions"
+    assert web.panel.notes == [
+        "Model from the uploaded config.json (parameters): my-llama (8,030,261,248)"
+    ]
+    download = outputs[-1]
+    assert isinstance(download, gr.DownloadButton) and download.visible, "a launch spec to save"
+    saved = Path(download.value["path"])
+    assert saved.is_relative_to(tmp_path / "gradio"), "served from Gradio's cache"
+    assert json.loads(saved.read_text(encoding="utf-8"))["model"] == "my-llama"
