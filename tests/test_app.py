@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+import httpx
 import pytest
 from gradio_client import Client
+from gradio_client.exceptions import AuthenticationError
 
 import app
 from assistant.conversation import Assistant
@@ -278,3 +280,24 @@ def test_an_uploaded_config_becomes_the_job_model(tmp_path: Path) -> None:
     saved = Path(download.value["path"])
     assert saved.is_relative_to(tmp_path / "gradio"), "served from Gradio's cache"
     assert json.loads(saved.read_text(encoding="utf-8"))["model"] == "my-llama"
+
+
+@pytest.mark.slow
+def test_basic_auth_from_the_environment_guards_page_and_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPU_ADVISOR_AUTH_USER", "ada")
+    monkeypatch.setenv("GPU_ADVISOR_AUTH_PASSWORD", "pw-from-env")
+    settings = app.settings_from_args(["--port", str(free_port())])
+    demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
+    demo.queue()
+    _, url, _ = demo.launch(**app.launch_options(settings), prevent_thread_lock=True, quiet=True)
+    try:
+        assert httpx.get(f"{url}config").status_code == 401, "nothing without logging in"
+        with pytest.raises(AuthenticationError):
+            Client(url, verbose=False)
+        client = Client(url, auth=("ada", "pw-from-env"), verbose=False)
+        assert json.loads(client.predict("7B", api_name="/estimate_memory"))["total_params"] > 0
+        assert "pw-from-env" not in httpx.get(url).text, "the password is never sent out"
+    finally:
+        demo.close()
