@@ -62,8 +62,6 @@ from tools.estimator import EstimateInput
 from tools.gpus import list_gpus
 from tools.model_registry import list_models
 
-log = logging.getLogger("gpu_advisor.app")
-
 CONCURRENCY = 4  # turns run at once; CPU-bound, so more only adds contention
 QUEUE_SIZE = 256
 STREAM_INTERVAL_S = 0.1  # answer chunks closer together than this go out in one update
