@@ -57,7 +57,7 @@ def render_memory_chart(chart: MemoryChart) -> str:
     label = escape(f"{chart.title}: {chart.total_label} {_fmt(chart.total_gib)} GiB")
     return (
         f'<svg class="memory-chart" role="img" aria-label="{label}" '
-        f'viewBox="0 0 {WIDTH} {height}" width="100%" style="display:block;max-width:100%" '
+        f'viewBox="0 0 {WIDTH} {height}" width="100%" style="display:block;max-width:680px" '
         'xmlns="http://www.w3.org/2000/svg">' + "".join(body) + "</svg>"
     )
 
