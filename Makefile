@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format typecheck pytest bench clean
+.PHONY: run cli test lint format typecheck pytest bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,7 +13,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
 
+# The Gradio app on 127.0.0.1:7860 (flags via ARGS, e.g. ARGS="--port 8080 --mcp").
 run: $(STAMP)
+	$(BIN)/python app.py $(ARGS)
+
+# The command line, e.g. make cli ARGS="estimate --model llama-3.1-8b --method qlora".
+cli: $(STAMP)
 	$(BIN)/gpu-advisor $(ARGS)
 
 lint: $(STAMP)
