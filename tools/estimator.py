@@ -17,17 +17,25 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tools.errors import InvalidInputError
 from tools.memory import constants as c
-from tools.memory.activations import DROPOUT_FAMILIES, ActivationConfig, compute_activations
+from tools.memory.activations import DROPOUT_FAMILIES, compute_activations
+from tools.memory.assemble import (
+    activation_config,
+    activations_detail,
+    bytes_per_param,
+    states_config,
+    step_inputs,
+)
 from tools.memory.assumptions import describe
+from tools.memory.calibration import calibration_band
 from tools.memory.inventory import PhysicalLinear, resolve_targets
-from tools.memory.model_states import StatesConfig, compute_model_states
+from tools.memory.model_states import compute_model_states
+from tools.memory.optimizer_step import OptimizerImpl
+from tools.memory.peak import peak_moment, step_moments
 from tools.memory.results import (
-    ActivationsDetail,
-    BytesPerParam,
-    LayerActivations,
     MemoryBreakdown,
     MemoryEstimate,
     ModelStatesDetail,
+    MomentBytes,
     OverheadDetail,
 )
 from tools.models import ModelArch
@@ -69,6 +77,7 @@ _VALID: dict[str, str] = {
     "zero_stage": VALID_ZERO,
     "cuda_context_bytes": f"an integer from 0 to {c.MAX_CONTEXT_BYTES} (bytes)",
     "fragmentation": "a fraction from 0 to 1 of the allocated bytes",
+    "gradient_accumulation_steps": f"an integer from 1 to {c.MAX_BATCH} (micro-batches per step)",
 }
 
 
@@ -134,6 +143,26 @@ class EstimateInput(BaseModel):
         le=1,
         description="allocator margin, as a fraction of allocated bytes",
     )
+    engine: Literal["auto", "pytorch", "deepspeed"] = Field(
+        "auto",
+        description="pytorch: torch.autocast over fp32 weights (Hugging Face Trainer bf16=True): "
+        "4-byte weights and gradients, no separate master; deepspeed: a 16-bit model with the "
+        "fp32 master in the optimizer (ZeRO accounting); auto: deepspeed under ZeRO stage >= 1 "
+        "or offload, else pytorch",
+    )
+    device: Literal["cuda", "cpu"] = Field(
+        "cuda",
+        description="cuda; cpu models PyTorch's CPU kernels (no CUDA context; used to calibrate "
+        "against exact CPU measurements)",
+    )
+    optimizer_impl: Literal["auto", "foreach", "for-loop", "fused"] = Field(
+        "auto",
+        description="how the optimizer step runs: auto = fused under deepspeed, else PyTorch's "
+        "default (foreach on CUDA, for-loop on the CPU)",
+    )
+    gradient_accumulation_steps: int = Field(
+        1, gt=0, le=c.MAX_BATCH, description="micro-batches per optimizer step"
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -191,6 +220,34 @@ class EstimateInput(BaseModel):
     def effective_lora_alpha(self) -> float:
         """lora_alpha, defaulting to 2 x rank."""
         return self.lora_alpha if self.lora_alpha is not None else 2.0 * self.lora_rank
+
+    @property
+    def effective_engine(self) -> Literal["pytorch", "deepspeed"]:
+        """engine, defaulting to DeepSpeed's accounting under ZeRO and to PyTorch otherwise."""
+        if self.engine != "auto":
+            return self.engine
+        return "deepspeed" if self.zero_stage > 0 or self.offload_optimizer else "pytorch"
+
+    @property
+    def effective_optimizer_impl(self) -> OptimizerImpl:
+        """optimizer_impl, defaulting to fused (DeepSpeed) or PyTorch's per-device default."""
+        if self.optimizer_impl != "auto":
+            return self.optimizer_impl
+        if self.effective_engine == "deepspeed":
+            return "fused"
+        return "foreach" if self.device == "cuda" else "for-loop"
+
+    @property
+    def effective_context_bytes(self) -> int:
+        """The CUDA context: none on the CPU."""
+        return self.cuda_context_bytes if self.device == "cuda" else 0
+
+    @property
+    def effective_fragmentation(self) -> float:
+        """The allocator margin; 0 on the CPU unless given."""
+        if self.device == "cpu" and "fragmentation" not in self.model_fields_set:
+            return 0.0
+        return self.fragmentation
 
     @property
     def effective_dropout(self) -> bool:
@@ -253,55 +310,30 @@ def _as_invalid_input(exc: ValidationError) -> InvalidInputError:
 
 
 def estimate(inp: EstimateInput) -> MemoryEstimate:
-    """Peak training memory per GPU for `inp`; pure and deterministic."""
+    """Peak training memory per GPU for `inp`; pure and deterministic.
+
+    `per_gpu` is what is live at the step's largest moment (see tools.memory.peak) plus the
+    overhead; every moment is listed in `moments`.
+    """
     targets: tuple[PhysicalLinear, ...] = ()
     if inp.method in ("lora", "qlora"):
         targets = resolve_targets(inp.model, inp.lora_targets)
-    states = compute_model_states(
-        inp.model,
-        StatesConfig(
-            method=inp.method,
-            precision=inp.precision,
-            optimizer=inp.optimizer,
-            lora_rank=inp.lora_rank,
-            targets=targets,
-            qlora_double_quant=inp.qlora_double_quant,
-            zero_stage=inp.zero_stage,
-            sharding=inp.sharding,
-            data_parallel=inp.num_gpus,
-            tensor_parallel=inp.tensor_parallel,
-            offload_optimizer=inp.offload_optimizer,
-        ),
-    )
-    acts = compute_activations(
-        ActivationConfig(
-            model=inp.model,
-            full=inp.method in ("pretrain", "full"),
-            precision=inp.precision,
-            targets=targets,
-            lora_rank=inp.lora_rank,
-            lora_dropout=inp.lora_dropout > 0,
-            micro_batch=inp.micro_batch_size,
-            seq_len=inp.seq_len,
-            recompute=inp.gradient_checkpointing,
-            attention=inp.attention,
-            dropout=inp.effective_dropout,
-            tensor_parallel=inp.tensor_parallel,
-            sequence_parallel=inp.sequence_parallel,
-        )
-    )
-    allocated = states.weights + states.gradients + states.optimizer + acts.total
-    fragmentation = ceil(inp.fragmentation * (allocated + states.comm_buffers))
-    overhead = inp.cuda_context_bytes + states.comm_buffers + fragmentation
-    trainable = max(states.trainable_params, 1)
+    states = compute_model_states(inp.model, states_config(inp, targets))
+    acts = compute_activations(activation_config(inp, targets))
+    moments = step_moments(acts, step_inputs(inp, states, acts))
+    peak = peak_moment(moments)
+    allocated = peak.total
+    fragmentation = ceil(inp.effective_fragmentation * (allocated + states.comm_buffers))
+    overhead = inp.effective_context_bytes + states.comm_buffers + fragmentation
+    band = calibration_band()
     return MemoryEstimate(
         model_id=inp.model.id,
         model_name=inp.model.name,
         per_gpu=MemoryBreakdown(
-            weights=states.weights,
-            gradients=states.gradients,
-            optimizer=states.optimizer,
-            activations=acts.total,
+            weights=peak.weights,
+            gradients=peak.gradients,
+            optimizer=peak.optimizer,
+            activations=peak.activations,
             overhead=overhead,
             total=allocated + overhead,
         ),
@@ -311,11 +343,7 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
         data_parallel=inp.num_gpus,
         tensor_parallel=inp.tensor_parallel,
         total_gpus=inp.num_gpus * inp.tensor_parallel,
-        bytes_per_param=BytesPerParam(
-            weights=states.unsharded_weights * inp.tensor_parallel / states.total_params,
-            gradients=states.unsharded_gradients * inp.tensor_parallel / trainable,
-            optimizer=states.unsharded_optimizer * inp.tensor_parallel / trainable,
-        ),
+        bytes_per_param=bytes_per_param(inp, states),
         model_states=ModelStatesDetail(
             unsharded_weights=states.unsharded_weights,
             unsharded_gradients=states.unsharded_gradients,
@@ -323,28 +351,28 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
             zero3_gathered_weights=states.gathered_weights,
             zero3_gathered_gradients=states.gathered_gradients,
             qlora_dequant_buffer=states.dequant_buffer,
+            optimizer_step_temporaries=states.step_temporaries,
         ),
-        activations=ActivationsDetail(
-            layers=[
-                LayerActivations(
-                    name=g.name,
-                    count=g.count,
-                    per_layer=g.tensors,
-                    per_layer_total=g.full_each,
-                    stored_per_layer=g.stored_each,
-                )
-                for g in acts.layers
-            ],
-            head=acts.head,
-            logits_peak=acts.logits_peak,
-            recompute_working_set=acts.recompute_working_set,
-        ),
+        activations=activations_detail(acts),
         overhead=OverheadDetail(
-            cuda_context=inp.cuda_context_bytes,
+            cuda_context=inp.effective_context_bytes,
             comm_buffers=states.comm_buffers,
             fragmentation=fragmentation,
         ),
-        assumptions=describe(inp, states, targets),
+        peak_moment=peak.name,
+        moments=[
+            MomentBytes(
+                name=m.name,
+                weights=m.weights,
+                gradients=m.gradients,
+                optimizer=m.optimizer,
+                activations=m.activations,
+                total=m.total,
+            )
+            for m in moments
+        ],
+        uncertainty=band.band if band else None,
+        assumptions=describe(inp, states, targets, peak.name, band),
     )
 
 

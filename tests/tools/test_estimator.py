@@ -37,10 +37,16 @@ def gpt_style(h: int, a: int, layers: int = 4, vocab: int = 50257) -> ModelArch:
 
 
 def layer_bytes(result: MemoryEstimate) -> tuple[int, int, int]:
-    """(per-layer bytes without norm statistics, the statistics, bytes stored per layer)."""
+    """(per-layer bytes without norm statistics, the statistics, bytes stored per layer).
+
+    Korthikanti's model has a fused GELU; Hugging Face GPT-2's Python `gelu_new` keeps three
+    more tensors of the MLP width (measured in tests/tools/test_estimator_measured.py), which
+    the Korthikanti comparison leaves out like the norm statistics.
+    """
     layer = result.activations.layers[0]
     stats = sum(v for k, v in layer.per_layer.items() if "norm_stats" in k)
-    return layer.per_layer_total - stats, stats, layer.stored_per_layer
+    python_gelu = sum(v for k, v in layer.per_layer.items() if "gelu_python_terms" in k)
+    return layer.per_layer_total - stats - python_gelu, stats, layer.stored_per_layer
 
 
 # --- Korthikanti et al. 2022 (arXiv:2205.05198), §4 -------------------------------------------
@@ -67,7 +73,11 @@ def test_selective_recompute_and_fused_attention(s: int, b: int, h: int, a: int)
     selective = run(
         gpt_style(h, a), attention="eager", gradient_checkpointing="selective", **common
     )
-    assert layer_bytes(selective)[2] - layer_bytes(selective)[1] == 34 * s * b * h, (
+    python_gelu = sum(
+        v for k, v in selective.activations.layers[0].per_layer.items() if "gelu_python" in k
+    )
+    stored, stats = layer_bytes(selective)[2], layer_bytes(selective)[1]
+    assert stored - stats - python_gelu == 34 * s * b * h, (
         "selective recomputation keeps 34sbh (Korthikanti eq. 6)"
     )
     fused = run(gpt_style(h, a), attention="sdpa", **common)
@@ -106,7 +116,7 @@ def test_fp32_doubles_tensors_but_not_masks() -> None:
 def test_llama31_8b_layer_tensor_by_tensor() -> None:
     """GQA (8 KV heads), SwiGLU 14336, RMSNorm, SDPA, bf16, no dropout; s=4096, b=1."""
     s, b, h, i, kv = 4096, 1, 4096, 14336, 1024
-    result = run(llama31_8b(), seq_len=s, micro_batch_size=b)
+    result = run(llama31_8b(), seq_len=s, micro_batch_size=b, engine="deepspeed")
     n = s * b
     norms = 2 * (4 * n * h + 4 * n + 2 * n * h)  # fp32 copy, fp32 rsqrt, normalized bf16
     attention = 2 * n * h + 2 * n * h + 2 * 2 * n * kv + 2 * n * h + 4 * 32 * n  # in, Q, K V, out
@@ -118,12 +128,12 @@ def test_llama31_8b_layer_tensor_by_tensor() -> None:
 
 def test_full_recompute_peak() -> None:
     model = llama31_8b()
-    result = run(model, gradient_checkpointing="full", seq_len=2048)
+    result = run(model, gradient_checkpointing="full", seq_len=2048, engine="deepspeed")
     acts = result.activations
     rotary = acts.head["rotary_cos_sin"]
     at_loss = sum(acts.head.values()) - rotary + acts.logits_peak
     expected = 32 * 2 * 2048 * 4096 + rotary + max(at_loss, acts.recompute_working_set)
-    assert result.per_gpu.activations == expected, "checkpoints + the larger of the two moments"
+    assert acts.total == expected, "checkpoints + the larger of the two moments"
     assert acts.recompute_working_set == acts.layers[0].per_layer_total, "one layer rebuilt"
 
 
@@ -134,7 +144,7 @@ def test_qlora_paper_65b_headline() -> None:
     65B, NF4 with double quantization, paged 8-bit AdamW, gradient checkpointing, adapters in
     bf16 (its reference script casts them under --bf16); micro-batch 1 x 512 tokens."""
     model = llama_65b()
-    full = run(model, gradient_checkpointing="full", seq_len=512)
+    full = run(model, gradient_checkpointing="full", seq_len=512, engine="deepspeed")
     assert full.per_gpu.total > 780e9, f"16-bit full fine-tuning: {full.per_gpu.total / 1e9} GB"
     states = full.per_gpu.weights + full.per_gpu.gradients + full.per_gpu.optimizer
     assert states == 16 * model.total_params(), "2 + 2 + 12 bytes per parameter"
@@ -205,11 +215,16 @@ def test_parts_add_up_and_overhead_is_stated() -> None:
     parts = p.weights + p.gradients + p.optimizer + p.activations
     assert p.total == parts + p.overhead, "total = sum of the parts"
     o = result.overhead
-    assert o.comm_buffers == 2 * llama31_8b().total_params(), "DDP buckets copy the gradients"
+    # Plain PyTorch DDP under autocast keeps fp32 gradients (measured: 4 bytes per parameter
+    # in benchmarks/memory_calibration), so its buckets copy 4 bytes per parameter.
+    assert o.comm_buffers == 4 * llama31_8b().total_params(), "DDP buckets copy the gradients"
     assert o.fragmentation == -(-(parts + o.comm_buffers) // 10), "10 % default, rounded up"
     assert p.overhead == o.cuda_context + o.comm_buffers + o.fragmentation, "overhead parts"
     assert o.cuda_context == 1 << 30, "1 GiB default CUDA context"
-    assert result.bytes_per_param.optimizer == 12.0, "ZeRO's K = 12"
+    assert result.bytes_per_param.optimizer == 8.0, "autocast: AdamW m and v; weights are master"
+    zero = run(llama31_8b(), num_gpus=8, engine="deepspeed")
+    assert zero.bytes_per_param.optimizer == 12.0, "ZeRO's K = 12"
+    assert zero.overhead.comm_buffers == 2 * llama31_8b().total_params(), "16-bit gradients"
 
 
 def test_assumptions_name_every_choice() -> None:

@@ -107,7 +107,8 @@ FULL_CASES = [
     ("GQA, SDPA, bf16", 2, "sdpa", "bf16", "bf16"),
     ("GQA, eager (fp32 softmax, repeat_kv), bf16", 2, "eager", "bf16", "bf16"),
     ("MHA, eager, fp32", HEADS, "eager", "fp32", "fp32"),
-    ("MHA, SDPA, bf16-mixed", HEADS, "sdpa", "bf16", "bf16-mixed"),
+    # DeepSpeed-style mixed precision computes on a 16-bit model.
+    ("MHA, SDPA, bf16-mixed, 16-bit model", HEADS, "sdpa", "bf16", "bf16-mixed"),
 ]
 
 
@@ -117,8 +118,29 @@ def test_full_finetune_layer_matches_pytorch(
 ) -> None:
     torch_dtype = getattr(torch, "bfloat16" if dtype == "bf16" else "float32")
     measured = measured_layer(llama_builder(kv, attention, torch_dtype))
-    estimated = estimated_layer(llama_arch(kv), attention=attention, precision=precision)
+    estimated = estimated_layer(
+        llama_arch(kv), attention=attention, precision=precision, engine="deepspeed"
+    )
     assert estimated == measured, f"{label}: estimated {estimated} B, PyTorch saved {measured} B"
+
+
+@pytest.mark.parametrize(("kv", "attention"), [(HEADS, "sdpa"), (2, "sdpa"), (2, "eager")])
+def test_autocast_over_fp32_weights_layer_matches_pytorch(kv: int, attention: str) -> None:
+    """Plain PyTorch mixed precision: an fp32 model under torch.autocast. The residual stream and
+    RMSNorm stay fp32, q, k, v (and gate, up) each keep their own bf16 cast of the fp32 input,
+    and autocast keeps a bf16 copy of every weight for the backward pass."""
+    measured = measured_layer(llama_builder(kv, attention, torch.float32), autocast=True)
+    arch = llama_arch(kv)
+    inp = EstimateInput(
+        model=arch, micro_batch_size=BATCH, seq_len=SEQ, attention=attention,
+        precision="bf16-mixed", engine="pytorch",
+    )  # fmt: skip
+    result = estimate(inp)
+    per_layer = result.activations.layers[0].per_layer_total
+    copies = 2 * sum(m.d_in * m.d_out for m in arch.linear_modules())  # one layer's weights
+    head_copy = result.activations.autocast_weight_copies - copies * arch.num_layers
+    assert head_copy == 2 * VOCAB * HIDDEN, "the lm_head's bf16 copy"
+    assert per_layer + copies == measured, f"autocast layer: {per_layer} + {copies} B"
 
 
 LORA_CASES = [
@@ -184,7 +206,6 @@ def test_gpt2_layer_is_korthikanti_on_cuda_terms() -> None:
             n_head=HEADS,
             vocab_size=VOCAB,
             n_positions=256,
-            activation_function="gelu_pytorch_tanh",
             attn_implementation="eager",
         )
         return transformers.GPT2LMHeadModel(config).to(torch.bfloat16).train()
@@ -211,14 +232,16 @@ def test_gpt2_layer_is_korthikanti_on_cuda_terms() -> None:
         mlp_bias=True,
         source="test",
     )
-    inp = EstimateInput(
+    common = dict(
         model=arch, micro_batch_size=BATCH, seq_len=SEQ, attention="eager", precision="bf16"
     )
-    tensors = estimate(inp).activations.layers[0].per_layer
-    masks = sum(v for k, v in tensors.items() if "mask" in k)
-    stats = sum(v for k, v in tensors.items() if "norm_stats" in k)
-    on_cpu = sum(tensors.values()) + masks - stats // 2  # bf16 noise and bf16 mean/rstd on CPU
-    assert on_cpu == measured_layer(build), f"GPT-2 layer on CPU: {on_cpu} B predicted"
+    cuda = estimate(EstimateInput(**common)).activations.layers[0].per_layer
+    cpu = estimate(EstimateInput(**common, device="cpu")).activations.layers[0].per_layer
+    masks = sum(v for k, v in cuda.items() if "mask" in k)
+    stats = sum(v for k, v in cuda.items() if "norm_stats" in k)
+    assert sum(cpu.values()) == sum(cuda.values()) + masks - stats // 2, "bf16 noise, bf16 stats"
+    measured = measured_layer(build)
+    assert sum(cpu.values()) == measured, f"GPT-2 layer on CPU: {sum(cpu.values())} B predicted"
 
 
 def test_head_and_loss_saved_tensors_match() -> None:

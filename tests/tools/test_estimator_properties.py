@@ -73,7 +73,10 @@ def test_never_crashes_and_parts_add_up(s: dict[str, Any]) -> None:
     result: MemoryEstimate = estimate(EstimateInput(**s))
     p = result.per_gpu
     assert p.total == p.weights + p.gradients + p.optimizer + p.activations + p.overhead, s
-    assert min(p.weights, p.activations) > 0 and p.overhead >= 1 << 30, s
+    # The parts are those of the peak moment: at the optimizer step no activation is live
+    # (measured in benchmarks/memory_calibration), so activations are checked in the detail.
+    assert min(p.weights, result.activations.total) > 0 and p.overhead >= 1 << 30, s
+    assert p.total - p.overhead == max(m.total for m in result.moments), "the largest moment"
     assert result.trainable_params <= result.total_params or s["method"] in ("lora", "qlora")
 
 
@@ -89,12 +92,15 @@ def test_more_layers_need_more_memory(s: dict[str, Any], extra: int) -> None:
 def test_longer_or_bigger_batches_need_more_activations(
     s: dict[str, Any], more_tokens: int, more_batch: int
 ) -> None:
-    def acts(**changes: int) -> int:
-        return estimate(EstimateInput(**(s | changes))).per_gpu.activations
+    def acts(**changes: int) -> tuple[int, int]:
+        result = estimate(EstimateInput(**(s | changes)))
+        return result.activations.total, result.per_gpu.total
 
-    base = acts()
-    assert acts(seq_len=s["seq_len"] + more_tokens) > base, "longer sequences"
-    assert acts(micro_batch_size=s["micro_batch_size"] + more_batch) > base, "bigger batches"
+    base, base_total = acts()
+    longer, longer_total = acts(seq_len=s["seq_len"] + more_tokens)
+    bigger, bigger_total = acts(micro_batch_size=s["micro_batch_size"] + more_batch)
+    assert longer > base and bigger > base, "longer sequences and bigger batches: more activations"
+    assert min(longer_total, bigger_total) >= base_total, "and never a smaller peak"
 
 
 def modest_sharding(s: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from math import ceil
 
 from tools.memory import constants as c
-from tools.memory.inventory import PhysicalLinear
+from tools.memory.dtypes import SavedDtypes, saved_dtypes
+from tools.memory.inventory import PhysicalLinear, linear_modules, physical_linears
 from tools.models import ModelArch
 
 # Families whose Hugging Face eager attention runs softmax in fp32 (`softmax(..., dtype=float32)`
@@ -25,6 +26,9 @@ from tools.models import ModelArch
 _FP16_SOFTMAX_FAMILIES = frozenset({"gpt2", "bert"})
 # Families whose published configs train with dropout 0.1 (attention, residual, embeddings).
 DROPOUT_FAMILIES = frozenset({"gpt2", "bert", "t5"})
+# Families whose Hugging Face MLP uses the Python tanh-GELU (`gelu_new`: 0.5 * x * (1 + tanh(...))),
+# which keeps four tensors of the MLP width (x, 0.5x, tanh, 1 + tanh) instead of one.
+_PYTHON_GELU_FAMILIES = frozenset({"gpt2"})
 # Bytes kept per logit at the loss: during the cross-entropy backward the saved fp32
 # log-softmax output, its incoming fp32 gradient and the outgoing fp32 gradient are live together
 # (the forward peak, 16-bit logits + fp32 copy + fp32 log-softmax, is 10 bytes).
@@ -48,6 +52,12 @@ class ActivationConfig:
     dropout: bool
     tensor_parallel: int
     sequence_parallel: bool
+    engine: str = "deepspeed"  # pytorch: autocast over fp32 weights; deepspeed: a 16-bit model
+    device: str = "cuda"  # cpu: CPU kernels' storage (see tools.memory.dtypes)
+
+    @property
+    def dtypes(self) -> SavedDtypes:
+        return saved_dtypes(self.precision, self.engine, self.full, self.device)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +78,19 @@ class LayerGroup:
 class Activations:
     layers: tuple[LayerGroup, ...]
     head: dict[str, int]  # outside the layers: final norm, lm_head input, rotary tables
-    logits_peak: int
+    logits_peak: int  # at the start of the backward pass (LOGIT_PEAK_BYTES per logit)
     recompute_working_set: int  # one layer's full activations, rebuilt during backward
-    total: int
+    total: int  # the largest activation bytes of the backward pass (A2's start-of-backward sum)
+    logits_forward: int = 0  # logits, their fp32 copy and the log-softmax, inside the forward
+    logits: int = 0  # logits per micro-batch (elements), vocabulary-parallel under TP
+    weight_copies: int = 0  # autocast's 16-bit copies of trainable weights (all layers + head)
+    head_weight_copies: int = 0  # of those, the lm_head's (kept into the backward pass)
+    logit_bytes: int = c.FP32  # bytes per logit as the lm_head returns it
+
+    @property
+    def stored(self) -> int:
+        """Bytes the layers keep under the recomputation choice, plus the head's."""
+        return sum(g.count * g.stored_each for g in self.layers) + sum(self.head.values())
 
 
 @dataclass
@@ -91,7 +111,8 @@ class _Tally:
 
 
 def _e(cfg: ActivationConfig) -> int:
-    return c.activation_bytes(cfg.precision)
+    """Bytes of a matmul output (16-bit under mixed or pure bf16, 4 under fp32)."""
+    return cfg.dtypes.act
 
 
 def _adapted(cfg: ActivationConfig, consumers: Sequence[str]) -> list[PhysicalLinear]:
@@ -99,18 +120,18 @@ def _adapted(cfg: ActivationConfig, consumers: Sequence[str]) -> list[PhysicalLi
 
 
 def add_norm(t: _Tally, name: str, tokens: int) -> None:
-    """LayerNorm keeps its input plus fp32 mean and rstd per token. Hugging Face RMSNorm upcasts
-    to fp32 and keeps that copy and the fp32 rsqrt, plus the normalized 16-bit tensor when its
-    weight is trainable (the weight's gradient needs it)."""
-    cfg, h, e = t.cfg, t.cfg.model.hidden_size, _e(t.cfg)
+    """LayerNorm keeps its input plus mean and rstd per token (fp32 on CUDA). Hugging Face RMSNorm
+    upcasts to fp32 and keeps that copy and the fp32 rsqrt, plus the normalized tensor (in the
+    stream's dtype) when its weight is trainable (the weight's gradient needs it)."""
+    cfg, h, d = t.cfg, t.cfg.model.hidden_size, t.cfg.dtypes
     if cfg.model.norm == "layernorm":
-        t.add(f"{name}.input", e * tokens * h, True)
-        t.add(f"{name}.norm_stats", 2 * c.FP32 * tokens, True)
+        t.add(f"{name}.input", d.norm_input * tokens * h, True)
+        t.add(f"{name}.norm_stats", 2 * d.norm_stats * tokens, True)
         return
     t.add(f"{name}.input_fp32", c.FP32 * tokens * h, True)
     t.add(f"{name}.norm_stats", c.FP32 * tokens, True)
     if cfg.full:
-        t.add(f"{name}.normalized", e * tokens * h, True)
+        t.add(f"{name}.normalized", d.stream * tokens * h, True)
 
 
 def add_linear_input(
@@ -122,8 +143,12 @@ def add_linear_input(
     *,
     replicated: bool,
     kept_anyway: bool = False,
+    from_stream: bool = False,
 ) -> None:
     """The input shared by `consumers` and what their LoRA adapters add.
+
+    `from_stream`: the input comes from a norm or the residual stream. Under autocast over fp32
+    weights each consuming nn.Linear then keeps its own 16-bit cast (q, k and v: three copies).
 
     A frozen nn.Linear (and bitsandbytes' 4-bit matmul) keeps no input; a trainable one does.
     PEFT casts the input to the adapter dtype: under mixed precision each adapter then keeps its
@@ -136,7 +161,8 @@ def add_linear_input(
     mixed = cfg.precision in c.MIXED_PRECISIONS
     shared_by_adapter = bool(adapted) and not mixed and not cfg.lora_dropout
     if not kept_anyway and (cfg.full or shared_by_adapter):
-        t.add(f"{name}", e * tokens * width, replicated)
+        copies = _consumer_count(cfg, consumers) if from_stream and cfg.dtypes.casts else 1
+        t.add(f"{name}", copies * e * tokens * width, replicated)
     for p in adapted:
         if mixed or cfg.lora_dropout:
             t.add(f"{name}.lora_input_copy", e * tokens * width, replicated)
@@ -149,76 +175,90 @@ def add_linear_input(
             t.add(f"{name}.lora_autocast_weights", c.BF16 * weights, False)
 
 
+def _consumer_count(cfg: ActivationConfig, consumers: Sequence[str]) -> int:
+    """Physical nn.Linear modules reading one input (fused q/k/v count once)."""
+    return sum(1 for p in physical_linears(cfg.model) if any(s in p.slices for s in consumers))
+
+
 def add_attention(t: _Tally, prefix: str = "attention") -> None:
     cfg, m, e, n = t.cfg, t.cfg.model, _e(t.cfg), t.tokens
-    tp = cfg.tensor_parallel
+    tp, d = cfg.tensor_parallel, cfg.dtypes
     heads = m.num_heads // tp
     q_width = heads * m.head_dim
-    kv_heads = heads if cfg.attention == "eager" else ceil(m.num_kv_heads / tp)
+    math = cfg.attention == "sdpa" and cfg.dropout and d.math_attention
+    kv_heads = heads if cfg.attention == "eager" or math else ceil(m.num_kv_heads / tp)
+    qkv = c.FP32 if math else e  # the CPU math kernel upcasts 16-bit Q, K, V to fp32
     add_norm(t, f"{prefix}.norm", n)
-    add_linear_input(
-        t, f"{prefix}.qkv_input", ("q_proj", "k_proj", "v_proj"), m.hidden_size, n, replicated=True
-    )
-    t.add(f"{prefix}.query", e * n * q_width, False)
-    t.add(f"{prefix}.key", e * n * kv_heads * m.head_dim, False)
-    t.add(f"{prefix}.value", e * n * kv_heads * m.head_dim, False)
-    if cfg.attention == "eager":
-        add_eager_core(t, prefix, heads)
+    add_linear_input(t, f"{prefix}.qkv_input", ("q_proj", "k_proj", "v_proj"), m.hidden_size, n,
+                     replicated=True, from_stream=True)  # fmt: skip
+    t.add(f"{prefix}.query", qkv * n * q_width, False)
+    t.add(f"{prefix}.key", qkv * n * kv_heads * m.head_dim, False)
+    t.add(f"{prefix}.value", qkv * n * kv_heads * m.head_dim, False)
+    if cfg.attention == "eager" or math:
+        add_eager_core(t, prefix, heads, math)
     else:  # fused kernel: output and fp32 log-sum-exp, no s x s tensors
         t.add(f"{prefix}.output", e * n * q_width, False)
         t.add(f"{prefix}.logsumexp", c.FP32 * heads * n, False)
-    add_linear_input(
-        t,
-        f"{prefix}.o_proj_input",
-        ("o_proj",),
-        q_width,
-        n,
-        replicated=False,
-        kept_anyway=cfg.attention != "eager",
-    )
+    fused = cfg.attention == "sdpa" and not math
+    add_linear_input(t, f"{prefix}.o_proj_input", ("o_proj",), q_width, n, replicated=False,
+                     kept_anyway=fused)  # fmt: skip
     if cfg.dropout:
-        t.add(f"{prefix}.residual_dropout_mask", c.MASK * n * m.hidden_size, True)
+        t.add(f"{prefix}.residual_dropout_mask", d.mask_act * n * m.hidden_size, True)
 
 
-def add_eager_core(t: _Tally, prefix: str, heads: int) -> None:
-    """Softmax output (fp32 in most Hugging Face families), the 16-bit probabilities the value
-    matmul keeps, and with dropout its mask and output: Korthikanti's 5as²b at 16-bit."""
-    cfg, e = t.cfg, _e(t.cfg)
+def add_eager_core(t: _Tally, prefix: str, heads: int, math: bool = False) -> None:
+    """Softmax output (fp32 in most Hugging Face families and under autocast), the probabilities
+    the value matmul keeps, and with dropout its mask and output: Korthikanti's 5as²b at 16-bit.
+    `math`: the CPU math kernel of SDPA, everything in fp32."""
+    cfg, e, d = t.cfg, _e(t.cfg), t.cfg.dtypes
     scores = heads * cfg.seq_len * cfg.seq_len * cfg.micro_batch
-    upcast = cfg.model.family not in _FP16_SOFTMAX_FAMILIES
-    softmax_bytes = c.FP32 if upcast else e
+    upcast = cfg.model.family not in _FP16_SOFTMAX_FAMILIES or d.casts
+    softmax_bytes = c.FP32 if upcast or math else e
+    probs = c.FP32 if math else e
     t.add(f"{prefix}.scores.softmax", softmax_bytes * scores, False)
+    if softmax_bytes != probs and not cfg.dropout:  # dropout keeps its mask, not its input
+        t.add(f"{prefix}.scores.probs_16bit", probs * scores, False)
     if cfg.dropout:
-        t.add(f"{prefix}.scores.dropout_mask", c.MASK * scores, False)
-        t.add(f"{prefix}.scores.dropout_output", e * scores, False)
-    elif softmax_bytes != e:
-        t.add(f"{prefix}.scores.probs_16bit", e * scores, False)
+        mask = c.FP32 if math else (d.mask_act if d.mask_act == c.MASK else probs)
+        t.add(f"{prefix}.scores.dropout_mask", mask * scores, False)
+        t.add(f"{prefix}.scores.dropout_output", probs * scores, False)
 
 
 def add_mlp(t: _Tally) -> None:
-    cfg, m, e, n = t.cfg, t.cfg.model, _e(t.cfg), t.tokens
+    cfg, m, e, n, d = t.cfg, t.cfg.model, _e(t.cfg), t.tokens, t.cfg.dtypes
     inner = ceil(m.intermediate_size / cfg.tensor_parallel)
     add_norm(t, "mlp.norm", n)
-    routed = n
+    routed, x = n, e
     if m.is_moe:
-        add_linear_input(t, "mlp.router_input", ("router",), m.hidden_size, n, replicated=True)
+        add_linear_input(t, "mlp.router_input", ("router",), m.hidden_size, n, replicated=True,
+                         from_stream=True)  # fmt: skip
         t.add("mlp.router_probs", c.FP32 * n * m.num_experts, True)
-        routed = n * m.experts_per_token
+        routed, x = n * m.experts_per_token, d.experts  # grouped matmuls: not autocast
         # Hugging Face's grouped-experts routing: top-k and sort indices (int64) and the fp32
         # top-k weights, their sum and the per-slot weights.
         t.add("mlp.routing_indices", 4 * c.INT64 * routed + 4 * m.num_experts, True)
         t.add("mlp.routing_weights", c.FP32 * (2 * routed + n), True)
     up = ("gate_proj", "up_proj") if m.gated_mlp else ("up_proj",)
-    add_linear_input(t, "mlp.input", up, m.hidden_size, routed, replicated=True)
-    t.add("mlp.act_input", e * routed * inner, False)
+    grouped = m.is_moe and d.casts and cfg.full
+    if grouped:  # the experts' own dtype: no per-consumer 16-bit casts
+        t.add("mlp.input", x * routed * m.hidden_size, True)
+    else:
+        add_linear_input(t, "mlp.input", up, m.hidden_size, routed, replicated=True,
+                         from_stream=not m.is_moe)  # fmt: skip
+    t.add("mlp.act_input", x * routed * inner, False)
     if m.gated_mlp:
-        t.add("mlp.act_output", e * routed * inner, False)
-        t.add("mlp.up_output", e * routed * inner, False)
-    add_linear_input(t, "mlp.down_input", ("down_proj",), inner, routed, replicated=False)
+        t.add("mlp.act_output", x * routed * inner, False)
+        t.add("mlp.up_output", x * routed * inner, False)
+    elif m.family in _PYTHON_GELU_FAMILIES:  # 0.5x, tanh(...) and 1 + tanh(...) as well
+        t.add("mlp.gelu_python_terms", 3 * x * routed * inner, False)
+    if grouped:
+        t.add("mlp.down_input", x * routed * inner, False)
+    else:
+        add_linear_input(t, "mlp.down_input", ("down_proj",), inner, routed, replicated=False)
     if m.is_moe:
-        t.add("mlp.expert_output", e * routed * m.hidden_size, True)
+        t.add("mlp.expert_output", x * routed * m.hidden_size, True)
     if cfg.dropout:
-        t.add("mlp.residual_dropout_mask", c.MASK * n * m.hidden_size, True)
+        t.add("mlp.residual_dropout_mask", d.mask_act * n * m.hidden_size, True)
     for i in range(max(m.norms_per_layer - 2, 0)):  # Gemma 2: norms after attention and MLP
         add_norm(t, f"post_norm{i + 1}", n)
 
@@ -243,32 +283,70 @@ def _stored(cfg: ActivationConfig, tensors: dict[str, int]) -> int:
 
 def _checkpoint_bytes(cfg: ActivationConfig) -> int:
     t = _Tally(cfg, 0)
-    t.add("checkpoint", _e(cfg) * cfg.seq_len * cfg.micro_batch * cfg.model.hidden_size, True)
+    hidden = cfg.seq_len * cfg.micro_batch * cfg.model.hidden_size
+    t.add("checkpoint", cfg.dtypes.stream * hidden, True)
     return sum(t.items.values())
 
 
 def head_tensors(cfg: ActivationConfig) -> dict[str, int]:
-    """Outside the layers: embedding dropout, final norm(s), lm_head input, rotary tables."""
-    m, e, n = cfg.model, _e(cfg), cfg.seq_len * cfg.micro_batch
+    """Outside the layers: embedding dropout, final norm(s), lm_head input, rotary tables, and
+    BERT's masked-LM transform (dense + GELU + LayerNorm before the vocabulary projection)."""
+    m, e, n, d = cfg.model, _e(cfg), cfg.seq_len * cfg.micro_batch, cfg.dtypes
     t = _Tally(cfg, n)
     if not m.learned_positions and not m.relative_attention_buckets:
-        t.add("rotary_cos_sin", 2 * e * cfg.seq_len * m.head_dim, False)
+        t.add("rotary_cos_sin", 2 * d.stream * cfg.seq_len * m.head_dim, False)
     if cfg.dropout:
-        t.add("embedding_dropout_mask", c.MASK * n * m.hidden_size, True)
+        t.add("embedding_dropout_mask", d.mask_stream * n * m.hidden_size, True)
     if m.embedding_norm:
         add_norm(t, "embedding_norm", n)
     stacks = 2 if m.num_decoder_layers else 1
     for i in range(stacks if m.final_norm else 0):
         add_norm(t, "final_norm" if i == 0 else "encoder_final_norm", n)
+    if m.family == "bert":
+        if cfg.full:
+            t.add("mlm_transform_input", e * n * m.hidden_size, True)
+        t.add("mlm_gelu_input", e * n * m.hidden_size, True)
+        add_norm(t, "mlm_norm", n)
     if cfg.full:
         t.add("lm_head_input", e * n * m.hidden_size, True)
     return t.items
 
 
+def weight_copies(cfg: ActivationConfig) -> tuple[int, int]:
+    """Autocast's cached 16-bit copies of trainable weights: (all, the lm_head's), in bytes.
+
+    Autocast casts a weight once per forward and keeps the copy for the matmul's backward: every
+    linear weight of the blocks, the router and the lm_head (tied or not) and BERT's MLM dense.
+    Embedding lookups and the grouped expert matmuls are not autocast.
+    """
+    copy = cfg.dtypes.weight_copy
+    if not copy:
+        return 0, 0
+    m, tp = cfg.model, cfg.tensor_parallel
+    blocks = sum(
+        mod.d_in * mod.d_out * mod.count
+        for mod in linear_modules(m)
+        if not (m.is_moe and mod.group == "mlp" and mod.name != "router")
+    )
+    head = m.vocab_size * m.hidden_size + (m.hidden_size**2 if m.family == "bert" else 0)
+    return ceil(copy * (blocks + head) / tp), ceil(copy * head / tp)
+
+
 def logits_peak(cfg: ActivationConfig) -> int:
     """Logits and cross-entropy buffers at the loss, vocabulary-parallel under TP."""
-    tokens = cfg.seq_len * cfg.micro_batch
-    return LOGIT_PEAK_BYTES * tokens * ceil(cfg.model.vocab_size / cfg.tensor_parallel)
+    return LOGIT_PEAK_BYTES * logit_count(cfg)
+
+
+def logit_count(cfg: ActivationConfig) -> int:
+    """Logits of one micro-batch on one rank: tokens x vocabulary (vocabulary-parallel)."""
+    return cfg.seq_len * cfg.micro_batch * ceil(cfg.model.vocab_size / cfg.tensor_parallel)
+
+
+def logits_forward(cfg: ActivationConfig) -> int:
+    """Inside the forward pass, at the loss: the logits in their dtype, the fp32 copy Hugging
+    Face's loss makes of 16-bit logits, and the fp32 log-softmax output."""
+    per_logit = cfg.dtypes.logits + (c.FP32 if cfg.dtypes.logits != c.FP32 else 0) + c.FP32
+    return per_logit * logit_count(cfg)
 
 
 def compute_activations(cfg: ActivationConfig) -> Activations:
@@ -299,4 +377,9 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
     else:
         working = 0
         total = layers_total + sum(head.values()) + loss
-    return Activations(tuple(groups), head, loss, working, total)
+    copies, head_copies = weight_copies(cfg)
+    kept_copies = head_copies if cfg.recompute == "full" else copies
+    return Activations(
+        tuple(groups), head, loss, working, total + kept_copies, logits_forward(cfg),
+        logit_count(cfg), copies, head_copies, cfg.dtypes.logits,
+    )  # fmt: skip

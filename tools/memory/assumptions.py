@@ -12,6 +12,7 @@ from tools.units import GB, format_gib
 
 if TYPE_CHECKING:
     from tools.estimator import EstimateInput
+    from tools.memory.calibration import CalibrationBand
     from tools.memory.inventory import PhysicalLinear
 
 
@@ -20,17 +21,23 @@ def _size(n_bytes: int) -> str:
 
 
 def describe(
-    inp: EstimateInput, states: ModelStates, targets: tuple[PhysicalLinear, ...]
+    inp: EstimateInput,
+    states: ModelStates,
+    targets: tuple[PhysicalLinear, ...],
+    peak: str = "",
+    band: CalibrationBand | None = None,
 ) -> list[str]:
     """All assumptions for one call, in reading order."""
     return [
         *_model(inp),
         *_method(inp, states, targets),
         _precision(inp),
-        *_optimizer(inp),
+        *_optimizer(inp, states),
         *_sharding(inp, states),
         *_activations(inp),
+        *_peak(inp, peak),
         _overhead(inp),
+        *_band(band),
         "Sizes are integer bytes; GiB = 2^30 bytes, GB = 10^9 bytes.",
     ]
 
@@ -96,19 +103,38 @@ def _precision(inp: EstimateInput) -> str:
             "Pure bf16: weights, gradients, optimizer state and activations in 16-bit; "
             "no fp32 master copy."
         )
+    if inp.effective_engine == "pytorch":
+        full = inp.method in ("pretrain", "full")
+        weights = (
+            "4-byte fp32 weights and gradients (the weights are the master copy)"
+            if full
+            else "a 16-bit frozen base"
+        )
+        return (
+            f"Precision {inp.precision} as plain PyTorch runs it (torch.autocast, the Hugging "
+            f"Face Trainer's default without DeepSpeed; engine {inp.engine}): {weights}; "
+            "matmuls in 16-bit while norms, residual stream and loss stay fp32"
+            + (
+                "; autocast caches a 16-bit copy of every trainable weight it multiplies."
+                if full
+                else "."
+            )
+        )
     return (
-        f"Precision {inp.precision} as in the ZeRO paper: 16-bit working weights and gradients "
-        "(2 + 2 bytes per parameter), an fp32 master copy counted in the optimizer state, 16-bit "
-        "activations. PyTorch autocast over fp32 weights instead keeps 4-byte weights and "
-        "gradients and no separate master: the same 16 bytes per parameter with Adam."
+        f"Precision {inp.precision} as in the ZeRO paper (DeepSpeed; engine {inp.engine}): "
+        "16-bit working weights and gradients (2 + 2 bytes per parameter), an fp32 master copy "
+        "counted in the optimizer state, 16-bit activations."
     )
 
 
-def _optimizer(inp: EstimateInput) -> list[str]:
+def _optimizer(inp: EstimateInput, states: ModelStates) -> list[str]:
     full = inp.method in ("pretrain", "full")
     state = "2-byte bf16" if inp.precision == "bf16" else "4-byte fp32"
+    separate_master = inp.effective_engine == "deepspeed"
     master = (
-        " plus the 4-byte fp32 master copy" if full and inp.precision in c.MIXED_PRECISIONS else ""
+        " plus the 4-byte fp32 master copy"
+        if full and inp.precision in c.MIXED_PRECISIONS and separate_master
+        else ""
     )
     text = {
         "adamw": f"AdamW: two {state} states (m, v) per trainable parameter{master}"
@@ -129,10 +155,23 @@ def _optimizer(inp: EstimateInput) -> list[str]:
             "memory pressure; it is counted here as resident on the GPU (the worst case).",
         ]
     out = [text[inp.optimizer]]
+    impl = inp.effective_optimizer_impl
     if inp.optimizer == "adamw":
+        step = {
+            "fused": "a fused step (DeepSpeed, or torch fused=True) updates in place",
+            "foreach": "PyTorch's foreach step (its CUDA default) builds sqrt(v) for every "
+            "parameter at once: one more copy of a state",
+            "for-loop": "PyTorch's for-loop step (its CPU default) keeps sqrt(v) and its "
+            "bias-corrected quotient for one parameter at a time: twice the largest tensor",
+        }[impl]
         out.append(
-            "A fused AdamW step is assumed (DeepSpeed, or torch fused=True); PyTorch's "
-            "foreach AdamW adds temporaries the size of one state at the step."
+            f"AdamW implementation {impl}: {step} "
+            f"({_size(states.step_temporaries)} at the optimizer step)."
+        )
+    elif inp.optimizer == "adafactor":
+        out.append(
+            "The Adafactor step keeps fp32 temporaries of the largest parameter's size (two; "
+            f"four for 16-bit parameters): {_size(states.step_temporaries)}."
         )
     return out
 
@@ -220,8 +259,9 @@ def _activations(inp: EstimateInput) -> list[str]:
             "is rebuilt during the backward pass.",
         }[inp.gradient_checkpointing]
     )
+    mask = "1-byte masks" if inp.device == "cuda" else "masks in the input's dtype (CPU)"
     drop = (
-        "on (1-byte masks for attention probabilities and residuals)"
+        f"on ({mask} for attention probabilities and residuals)"
         if inp.effective_dropout
         else "off (modern configs set it to 0)"
     )
@@ -252,14 +292,47 @@ def _activations(inp: EstimateInput) -> list[str]:
             "Encoder-decoder: source and target both take seq_len tokens; cross-attention "
             "is counted like self-attention."
         )
-    out.append(
-        "Gradients are counted as resident alongside activations (true with gradient "
-        "accumulation; a single-step loop that frees them may peak lower)."
-    )
+    if inp.device == "cpu":
+        out.append(
+            "CPU kernels: LayerNorm keeps its statistics in the input's dtype, and attention "
+            "with dropout runs SDPA's math kernel in fp32, keeping the s x s tensors."
+        )
     return out
 
 
+def _peak(inp: EstimateInput, peak: str) -> list[str]:
+    grads = (
+        f"Gradients stay resident through the step ({inp.gradient_accumulation_steps} "
+        "micro-batches are accumulated)."
+        if inp.gradient_accumulation_steps > 1
+        else "Gradients are freed after each optimizer step (zero_grad(set_to_none=True)) "
+        "and exist only from the backward pass on."
+    )
+    return [
+        grads,
+        "The total is the largest of the step's moments (forward at the loss, loss backward, "
+        "lm_head backward, recompute, embedding backward, optimizer step); the parts are what "
+        f"is live at that moment: here the {peak}. Tied embeddings need three "
+        "vocabulary-sized gradient buffers at the end of the backward pass.",
+    ]
+
+
+def _band(band: CalibrationBand | None) -> list[str]:
+    if band is None:
+        return []
+    return [
+        f"Uncertainty ±{band.band:.0%}: the largest error of the total against {band.cases} "
+        f"measured training steps ({', '.join(band.devices)}; mean error "
+        f"{band.mean_error:+.1%}); see benchmarks/memory_calibration."
+    ]
+
+
 def _overhead(inp: EstimateInput) -> str:
+    if inp.device == "cpu":
+        return (
+            "Overhead on the CPU: no CUDA context; "
+            f"{inp.effective_fragmentation:.0%} of allocated bytes for fragmentation."
+        )
     default = " (default)" if "cuda_context_bytes" not in inp.model_fields_set else ""
     frag = " (default)" if "fragmentation" not in inp.model_fields_set else ""
     return (

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from math import ceil
+from typing import cast
 
 from tools.memory import constants as c
 from tools.memory.inventory import (
@@ -24,6 +25,7 @@ from tools.memory.inventory import (
     param_tensors,
     total_params,
 )
+from tools.memory.optimizer_step import OptimizerImpl, optimizer_temporaries
 from tools.models import ModelArch
 
 _TP_SPLIT_KINDS = frozenset({"linear", "bias", "embedding"})
@@ -44,6 +46,8 @@ class StatesConfig:
     data_parallel: int
     tensor_parallel: int
     offload_optimizer: bool
+    engine: str = "deepspeed"  # pytorch: autocast over fp32 weights (no separate master)
+    optimizer_impl: str = "fused"  # foreach | for-loop | fused (see tools.memory.optimizer_step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,8 @@ class ModelStates:
     unsharded_weights: int
     unsharded_gradients: int
     unsharded_optimizer: int
+    step_temporaries: int = 0  # allocated inside optimizer.step() beyond the state
+    grad_element_bytes: int = c.BF16  # bytes per trainable parameter's gradient element
 
 
 def shard_model_states(
@@ -153,9 +159,12 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
     trainable, frozen = _trainable_and_frozen(model, cfg)
     tp = cfg.tensor_parallel
     full = cfg.method in ("pretrain", "full")
-    param_bytes = c.weight_bytes(cfg.precision) if full else adapter_bytes(cfg.precision)
     mixed = cfg.precision in c.MIXED_PRECISIONS
-    master = c.FP32_MASTER if (full and mixed) else 0
+    autocast = full and mixed and cfg.engine == "pytorch"  # fp32 weights are the master
+    param_bytes = c.weight_bytes(cfg.precision) if full else adapter_bytes(cfg.precision)
+    if autocast:
+        param_bytes = c.FP32
+    master = c.FP32_MASTER if (full and mixed and not autocast) else 0
     state = c.BF16 if cfg.precision == "bf16" else c.FP32
 
     shards = _per_gpu(trainable, tp)
@@ -176,6 +185,11 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         if cfg.zero_stage >= 2:
             g = 0
     comm = gradients if (cfg.zero_stage == 0 and cfg.data_parallel > 1) else 0
+    step_ranks = cfg.data_parallel if cfg.zero_stage >= 1 else 1
+    temporaries = 0 if cfg.offload_optimizer else optimizer_temporaries(
+        cfg.optimizer, cast(OptimizerImpl, cfg.optimizer_impl), shards, state, param_bytes,
+        step_ranks,
+    )  # fmt: skip
     return ModelStates(
         weights=w + gathered_w + dequant,
         gradients=g + gathered_g,
@@ -190,6 +204,8 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         unsharded_weights=weights,
         unsharded_gradients=gradients,
         unsharded_optimizer=optimizer,
+        step_temporaries=temporaries,
+        grad_element_bytes=param_bytes,
     )
 
 

@@ -31,6 +31,9 @@ class ModelStatesDetail(BaseModel):
     zero3_gathered_weights: int = Field(description="unsharded module(s) held while computing")
     zero3_gathered_gradients: int
     qlora_dequant_buffer: int = Field(description="one 4-bit weight dequantized to 16-bit")
+    optimizer_step_temporaries: int = Field(
+        0, description="allocated inside optimizer.step() beyond the state"
+    )
 
 
 class LayerActivations(BaseModel):
@@ -46,6 +49,31 @@ class ActivationsDetail(BaseModel):
     head: dict[str, int] = Field(description="final norm, lm_head input, rotary tables")
     logits_peak: int = Field(description="logits and cross-entropy buffers at the loss")
     recompute_working_set: int = Field(description="one layer rebuilt during backward")
+    logits_forward: int = Field(
+        0, description="logits, their fp32 copy and the log-softmax inside the forward pass"
+    )
+    autocast_weight_copies: int = Field(
+        0, description="16-bit copies of trainable weights cached by autocast"
+    )
+    total: int = Field(
+        0,
+        description="activation bytes at the start of the backward pass (saved tensors, kept "
+        "weight copies, loss buffers); the peak moment may hold fewer",
+    )
+
+
+class MomentBytes(BaseModel):
+    """Bytes live at one moment of a training step (before overhead)."""
+
+    name: str = Field(
+        description="forward, loss backward, lm_head backward, recompute, embedding backward "
+        "or optimizer step"
+    )
+    weights: int = Field(ge=0)
+    gradients: int = Field(ge=0)
+    optimizer: int = Field(ge=0, description="state and the step's temporaries")
+    activations: int = Field(ge=0, description="saved activations and transient buffers")
+    total: int = Field(ge=0)
 
 
 class OverheadDetail(BaseModel):
@@ -70,4 +98,22 @@ class MemoryEstimate(BaseModel):
     model_states: ModelStatesDetail
     activations: ActivationsDetail
     overhead: OverheadDetail
+    peak_moment: str = Field(
+        "", description="the moment of the step `per_gpu` describes (its largest)"
+    )
+    moments: list[MomentBytes] = Field(
+        default_factory=list, description="every candidate moment of the step"
+    )
+    uncertainty: float | None = Field(
+        None,
+        description="relative band of the total from the calibration against measured steps "
+        "(tools/data/memory_calibration.json), e.g. 0.06 for ±6%",
+    )
     assumptions: list[str]
+
+    def total_with_band(self) -> str:
+        """The total in GiB with its calibration band, e.g. '41.8 GiB (±6%)'."""
+        text = f"{self.per_gpu.total / 2**30:.1f} GiB"
+        if self.uncertainty is None:
+            return text
+        return f"{text} (±{self.uncertainty:.0%})"

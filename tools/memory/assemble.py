@@ -1,0 +1,104 @@
+"""Glue between `EstimateInput` and the rule modules, and the detail parts of the result."""
+
+from __future__ import annotations
+
+from math import ceil
+from typing import TYPE_CHECKING
+
+from tools.memory import constants as c
+from tools.memory.activations import ActivationConfig, Activations
+from tools.memory.inventory import PhysicalLinear
+from tools.memory.model_states import ModelStates, StatesConfig
+from tools.memory.peak import StepInputs
+from tools.memory.results import ActivationsDetail, BytesPerParam, LayerActivations
+
+if TYPE_CHECKING:
+    from tools.estimator import EstimateInput
+
+
+def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> StatesConfig:
+    return StatesConfig(
+        method=inp.method,
+        precision=inp.precision,
+        optimizer=inp.optimizer,
+        lora_rank=inp.lora_rank,
+        targets=targets,
+        qlora_double_quant=inp.qlora_double_quant,
+        zero_stage=inp.zero_stage,
+        sharding=inp.sharding,
+        data_parallel=inp.num_gpus,
+        tensor_parallel=inp.tensor_parallel,
+        offload_optimizer=inp.offload_optimizer,
+        engine=inp.effective_engine,
+        optimizer_impl=inp.effective_optimizer_impl,
+    )
+
+
+def activation_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> ActivationConfig:
+    return ActivationConfig(
+        model=inp.model,
+        full=inp.method in ("pretrain", "full"),
+        precision=inp.precision,
+        targets=targets,
+        lora_rank=inp.lora_rank,
+        lora_dropout=inp.lora_dropout > 0,
+        micro_batch=inp.micro_batch_size,
+        seq_len=inp.seq_len,
+        recompute=inp.gradient_checkpointing,
+        attention=inp.attention,
+        dropout=inp.effective_dropout,
+        tensor_parallel=inp.tensor_parallel,
+        sequence_parallel=inp.sequence_parallel,
+        engine=inp.effective_engine,
+        device=inp.device,
+    )
+
+
+def step_inputs(inp: EstimateInput, states: ModelStates, acts: Activations) -> StepInputs:
+    """The model states and the vocabulary-sized gradients the step's moments are built from."""
+    m, full = inp.model, inp.method in ("pretrain", "full")
+    vocab_grad = ceil(m.vocab_size / inp.tensor_parallel) * m.hidden_size
+    grad = states.grad_element_bytes * vocab_grad if full else 0
+    return StepInputs(
+        weights=states.weights,
+        gradients=states.gradients,
+        optimizer=states.optimizer,
+        optimizer_temporaries=states.step_temporaries,
+        full=full,
+        accumulating=inp.gradient_accumulation_steps > 1,
+        recompute=inp.gradient_checkpointing,
+        lm_head_grad=grad,
+        embedding_grad=min(grad, states.gradients),
+        tied=m.tied_embeddings,
+        grad_copy_bytes=c.BF16 if acts.weight_copies else 0,
+    )
+
+
+def bytes_per_param(inp: EstimateInput, states: ModelStates) -> BytesPerParam:
+    trainable = max(states.trainable_params, 1)
+    return BytesPerParam(
+        weights=states.unsharded_weights * inp.tensor_parallel / states.total_params,
+        gradients=states.unsharded_gradients * inp.tensor_parallel / trainable,
+        optimizer=states.unsharded_optimizer * inp.tensor_parallel / trainable,
+    )
+
+
+def activations_detail(acts: Activations) -> ActivationsDetail:
+    return ActivationsDetail(
+        layers=[
+            LayerActivations(
+                name=g.name,
+                count=g.count,
+                per_layer=g.tensors,
+                per_layer_total=g.full_each,
+                stored_per_layer=g.stored_each,
+            )
+            for g in acts.layers
+        ],
+        head=acts.head,
+        logits_peak=acts.logits_peak,
+        recompute_working_set=acts.recompute_working_set,
+        logits_forward=acts.logits_forward,
+        autocast_weight_copies=acts.weight_copies,
+        total=acts.total,
+    )

@@ -1,0 +1,121 @@
+"""The peak of a training step: which moment it falls on, and what is live at that moment.
+
+A step is not one lump of weights + gradients + optimizer state + activations. Activations die
+during the backward pass while gradients appear, and the optimizer step runs after both. The
+peak is the largest of a few moments, each with its own composition (checked against PyTorch's
+MemTracker in benchmarks/memory_calibration):
+
+- `forward`: at the loss, inside the forward pass: saved activations, autocast's weight copies,
+  the logits, their fp32 copy and the fp32 log-softmax output.
+- `loss backward`: the cross-entropy backward: the saved fp32 log-softmax with its gradient in
+  and out (12 bytes per logit) on top of every saved activation.
+- `lm_head backward`: the logits' gradient and the lm_head weight's fresh gradient (under
+  autocast a 16-bit one and its fp32 cast).
+- `recompute`: with full recomputation, one layer rebuilt on top of the checkpoints.
+- `embedding backward`: the end of the backward pass: every gradient, and for tied embeddings the
+  lm_head's gradient contribution, the embedding's and their sum (three vocabulary-sized
+  buffers; autograd sums the two contributions out of place).
+- `optimizer step`: weights, gradients, state and the step's temporaries; activations are gone.
+
+Gradients are freed after each step (`zero_grad(set_to_none=True)`, the default); with gradient
+accumulation over several micro-batches they stay resident through forward and backward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tools.memory import constants as c
+from tools.memory.activations import Activations
+
+MOMENTS = (
+    "forward",
+    "loss backward",
+    "lm_head backward",
+    "recompute",
+    "embedding backward",
+    "optimizer step",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """Bytes live at one moment of the step, by part."""
+
+    name: str
+    weights: int
+    gradients: int
+    optimizer: int
+    activations: int  # saved activations and every transient buffer (logits, gradient buffers)
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.gradients + self.optimizer + self.activations
+
+
+@dataclass(frozen=True, slots=True)
+class StepInputs:
+    """What the moments are built from (bytes per GPU)."""
+
+    weights: int
+    gradients: int  # all trainable parameters' gradients
+    optimizer: int  # optimizer-owned state (fp32 master included)
+    optimizer_temporaries: int  # the optimizer step's own temporaries
+    full: bool  # all weights trainable (else LoRA: no embedding or lm_head gradients)
+    accumulating: bool  # gradient accumulation: gradients resident through the whole step
+    recompute: str
+    lm_head_grad: int  # bytes of the lm_head weight's gradient (0 for LoRA)
+    embedding_grad: int  # bytes of the input embedding's gradient (0 for LoRA)
+    tied: bool  # lm_head shares the input embedding
+    grad_copy_bytes: int  # autocast: bytes per element of the 16-bit weight gradient (else 0)
+
+
+def step_moments(acts: Activations, s: StepInputs) -> tuple[Moment, ...]:
+    """Every candidate moment of one training step; the peak is the largest."""
+    w, o = s.weights, s.optimizer
+    resident = s.gradients if s.accumulating else 0
+    # Autocast's weight copies: all cached until the loss; in the backward pass only those the
+    # saved graph holds (with full recomputation just the lm_head's, outside the checkpoints).
+    kept_copies = acts.head_weight_copies if s.recompute == "full" else acts.weight_copies
+    saved = acts.stored + kept_copies
+    moments = [
+        Moment("forward", w, resident, o, acts.stored + acts.weight_copies + acts.logits_forward),
+        Moment("loss backward", w, resident, o, saved + acts.logits_peak),
+    ]
+    if s.full:
+        fresh = s.lm_head_grad + s.lm_head_grad // c.FP32 * s.grad_copy_bytes
+        at_head = saved + acts.logit_bytes * acts.logits + fresh
+        moments.append(Moment("lm_head backward", w, resident, o, at_head))
+    if s.recompute == "full":
+        moments.append(_recompute(acts, s, resident))
+    moments.append(_embedding_backward(s))
+    moments.append(Moment("optimizer step", w, s.gradients, o + s.optimizer_temporaries, 0))
+    return tuple(moments)
+
+
+def _recompute(acts: Activations, s: StepInputs, resident: int) -> Moment:
+    """The top layer rebuilt (with its autocast weight copies) on top of the checkpoints; the
+    head's activations are freed by then and an untied lm_head has its gradient."""
+    layers = sum(g.count for g in acts.layers)
+    checkpoints = sum(g.count * g.stored_each for g in acts.layers)
+    rotary = acts.head.get("rotary_cos_sin", 0)
+    copies = (acts.weight_copies - acts.head_weight_copies) // max(layers, 1)
+    head_grads = s.lm_head_grad if (s.full and not s.tied) else 0
+    live = checkpoints + rotary + acts.recompute_working_set + copies
+    return Moment("recompute", s.weights, max(resident, head_grads), s.optimizer, live)
+
+
+def _embedding_backward(s: StepInputs) -> Moment:
+    """The last moment of the backward pass (full fine-tuning: the embedding's gradient)."""
+    if not s.full:
+        return Moment("embedding backward", s.weights, s.gradients, s.optimizer, 0)
+    if s.tied:  # lm_head contribution + embedding contribution + their sum
+        grads = s.gradients if s.accumulating else s.gradients - s.embedding_grad
+        return Moment("embedding backward", s.weights, grads, s.optimizer, 3 * s.embedding_grad)
+    transient = s.embedding_grad if s.accumulating else 0  # accumulated into .grad in place
+    return Moment("embedding backward", s.weights, s.gradients, s.optimizer, transient)
+
+
+def peak_moment(moments: tuple[Moment, ...]) -> Moment:
+    """The largest moment (the earliest on a tie)."""
+    return max(moments, key=lambda m: m.total)
