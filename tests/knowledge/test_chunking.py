@@ -44,12 +44,6 @@ def test_faq_is_one_chunk_with_question_phrasings_and_answer() -> None:
         "Are spot instances safe?\nCan I use spot?\nIs preemptible fine?\nSpot for training?\n\n"
         "Yes, with checkpoints.\n\nResume cleanly."
     ), "indexed text: question, phrasings, answer"
-    assert chunk.aliases == (
-        "Are spot instances safe?",
-        "Can I use spot?",
-        "Is preemptible fine?",
-        "Spot for training?",
-    ), "question and phrasings are embedded on their own too"
 
 
 def test_guide_splits_at_paragraphs_with_title_prefixed() -> None:
@@ -58,7 +52,6 @@ def test_guide_splits_at_paragraphs_with_title_prefixed() -> None:
     assert [c.id for c in chunks] == ["specs/vram#en#0", "specs/vram#en#1"], "two chunks"
     assert [len(c.text.split()) for c in chunks] == [110, 90], "70+40 packed, 90 alone"
     assert all(c.index_text == f"VRAM\n\n{c.text}" for c in chunks), "title prefixed"
-    assert [c.aliases for c in chunks] == [("VRAM",), ()], "title vector on the first chunk only"
 
 
 def test_chunk_hash_changes_with_content_only() -> None:

@@ -25,9 +25,7 @@ from knowledge.store import (
     POINTER,
     IndexCorruptError,
     IndexStore,
-    chunk_id_of,
     content_hash,
-    vector_texts,
 )
 from tests.knowledge.conftest import HashEmbeddings
 
@@ -61,20 +59,8 @@ def test_build_then_open_round_trips_chunks_and_manifest(
     opened = store.open(EMB)
     assert opened is not None
     assert opened.chunks == chunks, "chunks.jsonl round-trips every field"
-    # 2 FAQs x (answer + question + 3 phrasings) + 3 guides x (text + title) = 16 vectors
-    assert manifest.vector_count == opened.collection.count() == 16, "aliases are vectors too"
+    assert opened.collection.count() == len(chunks), "one vector per chunk"
     opened.close()
-
-
-def test_alias_vectors_carry_the_chunk_id(chunks) -> None:
-    faq = next(c for c in chunks if c.kind == "faq" and c.lang == "en")
-    views = vector_texts(faq)
-    assert [vid for vid, _ in views] == [
-        f"{faq.id}{suffix}" for suffix in ("", "@0", "@1", "@2", "@3")
-    ]
-    assert [text for _, text in views] == [faq.index_text, *faq.aliases], "full text, then aliases"
-    assert faq.aliases[0] == faq.title and len(faq.aliases) == 4, "the question + 3 phrasings"
-    assert {chunk_id_of(vid) for vid, _ in views} == {faq.id}, "every vector maps to its chunk"
 
 
 def test_open_without_an_index_returns_none(kb_config: KnowledgeConfig) -> None:
@@ -201,7 +187,7 @@ def test_http_client_against_a_real_chroma_server(
     second = _build(store, chunks)
     assert not (_current(store) / "chroma").exists(), "no embedded store with a server"
     opened = store.open(EMB)
-    assert opened is not None and opened.collection.count() == second.vector_count, "on server"
+    assert opened is not None and opened.collection.count() == second.chunk_count, "on server"
     hit = opened.collection.query(
         query_embeddings=[EMB.embed_query(chunks[0].index_text)], n_results=1
     )
