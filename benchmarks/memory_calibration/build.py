@@ -63,7 +63,7 @@ def arch_for(key: ModelKey) -> ModelArch:
 
 
 def build_model(case: Case, device: str = "cpu") -> Any:
-    """The transformers model for `case` on `device`, fp32 (bf16 for pure bf16), training mode.
+    """The transformers model for `case` on `device`, in training mode.
 
     The weights are initialised directly on `device` (fast for billion-parameter models on CUDA).
 
@@ -79,7 +79,7 @@ def build_model(case: Case, device: str = "cpu") -> Any:
     config = transformers.AutoConfig.for_model(model_type, **raw)
     config.use_cache = False
     torch.manual_seed(0)
-    dtype = torch.bfloat16 if case.precision == "bf16" else torch.float32
+    dtype = torch.bfloat16 if _bf16_weights(case) else torch.float32
     model: Any
     with torch.device(device):
         if model_type == "bert":
@@ -94,8 +94,19 @@ def build_model(case: Case, device: str = "cpu") -> Any:
     return model
 
 
+def _bf16_weights(case: Case) -> bool:
+    """Pure bf16 keeps bf16 weights; so does a LoRA/QLoRA base under bf16-mixed (loaded with
+    `dtype=torch.bfloat16` as fine-tuning recipes do; PEFT keeps the adapters in fp32). Full
+    fine-tuning under bf16-mixed keeps fp32 weights and computes under autocast."""
+    return case.precision == "bf16" or (case.method != "full" and case.precision == "bf16-mixed")
+
+
 def add_lora(model: Any, case: Case) -> Any:
-    """Wrap `model` with PEFT LoRA adapters (alpha = 2 x rank, no LoRA dropout: PEFT's default)."""
+    """Wrap `model` with PEFT LoRA adapters (alpha = 2 x rank, no LoRA dropout: PEFT's default).
+
+    PEFT upcasts the adapters of a 16-bit model to fp32 (`autocast_adapter_dtype=True`), which
+    is what bf16-mixed means here; pure bf16 keeps them in bf16, as the estimator defines it.
+    """
     from peft import LoraConfig, get_peft_model
 
     targets: str | list[str]
@@ -106,7 +117,7 @@ def add_lora(model: Any, case: Case) -> Any:
     config = LoraConfig(
         r=case.lora_rank, lora_alpha=2 * case.lora_rank, lora_dropout=0.0, target_modules=targets
     )
-    return get_peft_model(model, config)
+    return get_peft_model(model, config, autocast_adapter_dtype=case.precision != "bf16")
 
 
 def _attention_module_names(key: ModelKey) -> list[str]:

@@ -9,7 +9,10 @@ Category mapping (tracker -> estimator), documented in README.md:
                 gradients)
 - overhead    = 0 on the CPU (no CUDA context, no caching allocator); on CUDA the reserved bytes
                 beyond the peak allocated ones.
-The estimator is called with no CUDA context and no fragmentation margin for CPU cases.
+The estimator is called with engine="pytorch" (what the harness runs), the case's device, no
+CUDA context, and on the CPU no fragmentation margin. The parts are compared at the largest
+estimated moment of the phase (forward, backward, optimizer step) in which the measured peak
+fell.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from benchmarks.memory_calibration.baselines import accelerate_training_peak, de
 from benchmarks.memory_calibration.build import arch_for
 from benchmarks.memory_calibration.cases import Case
 from benchmarks.memory_calibration.measure import Measurement, PhasePeak
+from tools.estimator import EstimateInput, estimate
 
 CATEGORIES = ("weights", "gradients", "optimizer", "activations", "overhead")
 TOTAL_BOUND = 0.10  # the issue's bound on the total
@@ -62,10 +66,16 @@ def map_measured(peak: PhasePeak, reserved: int | None = None) -> dict[str, int]
     }
 
 
-def estimate_case(case: Case) -> dict[str, int]:
-    """The estimator's per-GPU figures for `case` (no CUDA context or margin on the CPU)."""
-    from tools.estimator import EstimateInput, estimate
+PHASE_MOMENTS = {
+    "forward": ("forward",),
+    "backward": ("loss backward", "lm_head backward", "recompute", "embedding backward"),
+    "optimizer": ("optimizer step",),
+}
 
+
+def estimate_input(case: Case) -> EstimateInput:
+    """The estimator's input for `case`: plain PyTorch (autocast), the case's device, and on
+    the CPU no CUDA context and no fragmentation margin."""
     fields: dict[str, Any] = {
         "model": arch_for(case.model),
         "method": case.method,
@@ -75,13 +85,32 @@ def estimate_case(case: Case) -> dict[str, int]:
         "seq_len": case.seq_len,
         "gradient_checkpointing": case.checkpointing,
         "attention": case.attention,
+        "engine": "pytorch",
+        "device": case.device,
+        "cuda_context_bytes": 0,
     }
     if case.method != "full":
         fields |= {"lora_rank": case.lora_rank, "lora_targets": case.lora_targets}
     if case.device == "cpu":
-        fields |= {"cuda_context_bytes": 0, "fragmentation": 0.0}
-    result = estimate(EstimateInput(**fields)).per_gpu
-    return {name: int(getattr(result, name)) for name in (*CATEGORIES, "total")}
+        fields["fragmentation"] = 0.0
+    return EstimateInput(**fields)
+
+
+def estimate_case(case: Case, phase: str) -> tuple[int, dict[str, int]]:
+    """The estimated total, and the estimated parts at the largest moment of `phase` (the
+    measured peak's phase: when two moments are nearly equal, the parts are compared at the
+    same moment as measured, not at whichever of the two is a few bytes larger)."""
+    result = estimate(estimate_input(case))
+    candidates = [m for m in result.moments if m.name in PHASE_MOMENTS[phase]]
+    moment = max(candidates, key=lambda m: m.total)
+    parts = {
+        "weights": moment.weights,
+        "gradients": moment.gradients,
+        "optimizer": moment.optimizer,
+        "activations": moment.activations,
+        "overhead": result.per_gpu.overhead,
+    }
+    return result.per_gpu.total, parts
 
 
 def relative(estimated: int, measured: int) -> float:
@@ -92,12 +121,12 @@ def compare(case: Case, measured: Measurement) -> CaseResult:
     """The result line for one measured case."""
     got = map_measured(measured.peak, measured.cuda_reserved)
     got_total = measured.peak.total + got["overhead"]
-    est = estimate_case(case)
+    est_total, est = estimate_case(case, measured.peak_phase)
     category_errors: dict[str, float | None] = {}
     for name in CATEGORIES:
         big = got[name] > CATEGORY_SHARE * got_total
         category_errors[name] = round(relative(est[name], got[name]), 4) if big else None
-    error = relative(est["total"], got_total)
+    error = relative(est_total, got_total)
     within = abs(error) <= TOTAL_BOUND and all(
         abs(e) <= CATEGORY_BOUND for e in category_errors.values() if e is not None
     )
@@ -107,7 +136,7 @@ def compare(case: Case, measured: Measurement) -> CaseResult:
         measured=measured,
         measured_peak=got_total,
         measured_categories=got,
-        estimated_peak=est["total"],
+        estimated_peak=est_total,
         estimated_categories={k: est[k] for k in CATEGORIES},
         error=round(error, 4),
         category_errors=category_errors,

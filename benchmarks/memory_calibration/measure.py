@@ -165,8 +165,18 @@ def measure_case(case: Case) -> Measurement:
     """
     import torch
 
-    if case.device == "cpu":
-        torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    threads = torch.get_num_threads()
+    try:
+        if case.device == "cpu":
+            torch.set_num_threads(max(1, min(2, threads)))
+        return _measure(case)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _measure(case: Case) -> Measurement:
+    import torch
+
     model, optimizer, batch = prepare(case, case.device)
     autocast = autocast_for(case, case.device)
     train_step(model, optimizer, batch, autocast, lambda name: nullcontext())  # warm-up

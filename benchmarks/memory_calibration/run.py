@@ -11,8 +11,10 @@ estimator's uncertainty band (tools/data/memory_calibration.json).
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -41,6 +43,18 @@ def _progress(index: int, count: int, result: CaseResult) -> None:
     )
 
 
+def measure_isolated(case: Case) -> Measurement:
+    """Measure `case` in a fresh child process.
+
+    Each case gets a clean interpreter state (no tracker hooks, allocator arenas or models left
+    over from earlier cases); the child is forked after the imports, so it starts in well under
+    a second. CUDA is never initialised in the parent, so forking stays safe there too.
+    """
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(measure_case, case).result()
+
+
 class MeasuredLine(BaseModel):
     """The measurement part of a result line (what `--reestimate` reuses)."""
 
@@ -63,7 +77,7 @@ def run_cases(
     for index, case in enumerate(selected, 1):
         measured = earlier.get(case.id)
         if measured is None:
-            measured = measure_case(case)
+            measured = measure_isolated(case)
             if raw_log is not None:
                 line = MeasuredLine(id=case.id, case=case, measured=measured)
                 with raw_log.open("a", encoding="utf-8") as handle:
@@ -78,7 +92,7 @@ def measure_only(selected: list[Case], earlier: dict[str, Measurement], raw_log:
     """Measure the cases not measured yet and append them to `raw_log`; no estimates."""
     todo = [case for case in selected if case.id not in earlier]
     for index, case in enumerate(todo, 1):
-        measured = measure_case(case)
+        measured = measure_isolated(case)
         line = MeasuredLine(id=case.id, case=case, measured=measured)
         with raw_log.open("a", encoding="utf-8") as handle:
             handle.write(line.model_dump_json() + "\n")
@@ -111,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="JSONL file (default: results/<subset>.jsonl)")
     parser.add_argument("--only", default="", help="run only cases whose id contains this")
     parser.add_argument("--reestimate", type=Path, help="reuse the measurements in this file")
+    parser.add_argument(
+        "--measure-only",
+        action="store_true",
+        help="only measure; append to <out>.measured.jsonl (reuse it with --reestimate)",
+    )
     parser.add_argument(
         "--write-band",
         action="store_true",

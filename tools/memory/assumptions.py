@@ -323,7 +323,8 @@ def _band(band: CalibrationBand | None) -> list[str]:
     return [
         f"Uncertainty ±{band.band:.0%}: the largest error of the total against {band.cases} "
         f"measured training steps ({', '.join(band.devices)}; mean error "
-        f"{band.mean_error:+.1%}); see benchmarks/memory_calibration."
+        f"{band.mean_error:+.1%}; benchmarks/memory_calibration). It covers the bytes of the "
+        "tensors; the CUDA allocator's rounding and caching are the fragmentation margin's."
     ]
 
 
