@@ -95,6 +95,17 @@ _FULL_EXTRA: tuple[Case, ...] = (
         seq_len=256,
     ),
     _c("llama", method="lora", lora_rank=8, checkpointing="full", batch=8, seq_len=256),
+    # QLoRA: bitsandbytes (>= 0.48) has CPU kernels for NF4; needs `pip install bitsandbytes`.
+    _c("llama", method="qlora", precision="bf16", lora_rank=8),
+    _c(
+        "llama",
+        method="qlora",
+        precision="bf16-mixed",
+        lora_rank=64,
+        batch=4,
+        seq_len=256,
+        checkpointing="full",
+    ),
     # Qwen2 architecture (GQA, q/k/v biases, tied 152k vocabulary): real widths, two layers.
     _c("qwen2", batch=1),
     _c("qwen2", method="lora", lora_rank=8, lora_targets="attention", batch=4, seq_len=256),

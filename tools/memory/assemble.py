@@ -60,7 +60,7 @@ def step_inputs(inp: EstimateInput, states: ModelStates, acts: Activations) -> S
     vocab_grad = ceil(m.vocab_size / inp.tensor_parallel) * m.hidden_size
     grad = states.grad_element_bytes * vocab_grad if full else 0
     return StepInputs(
-        weights=states.weights,
+        weights=states.weights - states.dequant_buffer,
         gradients=states.gradients,
         optimizer=states.optimizer,
         optimizer_temporaries=states.step_temporaries,
@@ -71,6 +71,7 @@ def step_inputs(inp: EstimateInput, states: ModelStates, acts: Activations) -> S
         embedding_grad=min(grad, states.gradients),
         tied=m.tied_embeddings,
         grad_copy_bytes=c.BF16 if acts.weight_copies else 0,
+        dequant_buffer=states.dequant_buffer,
     )
 
 

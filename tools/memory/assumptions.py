@@ -90,7 +90,8 @@ def _method(
     )
     out.append(
         "The bitsandbytes 4-bit matmul dequantizes one weight at a time to 16-bit: "
-        f"{_size(states.dequant_buffer)} for the largest, counted in weights."
+        f"{_size(states.dequant_buffer)} for the largest, live only while a layer computes "
+        "(counted at the recompute moment; the loss moments have none)."
     )
     return out
 

@@ -61,7 +61,7 @@ class ModelStates:
     comm_buffers: int
     gathered_weights: int  # ZeRO-3: full module(s) gathered for compute, included in weights
     gathered_gradients: int  # ZeRO-3: the gathered module's gradient, included in gradients
-    dequant_buffer: int  # QLoRA: one linear dequantized to 16-bit, included in weights
+    dequant_buffer: int  # QLoRA: one linear dequantized to 16-bit (in weights; peak.py moves it)
     total_params: int
     trainable_params: int
     unsharded_weights: int

@@ -11,7 +11,8 @@ MemTracker in benchmarks/memory_calibration):
   and out (12 bytes per logit) on top of every saved activation.
 - `lm_head backward`: the logits' gradient and the lm_head weight's fresh gradient (under
   autocast a 16-bit one and its fp32 cast).
-- `recompute`: with full recomputation, one layer rebuilt on top of the checkpoints.
+- `recompute`: with full recomputation, one layer rebuilt on top of the checkpoints (QLoRA: with
+  one 4-bit weight dequantized to 16-bit; at the other moments no layer is computing).
 - `embedding backward`: the end of the backward pass: every gradient, and for tied embeddings the
   lm_head's gradient contribution, the embedding's and their sum (three vocabulary-sized
   buffers; autograd sums the two contributions out of place).
@@ -68,6 +69,7 @@ class StepInputs:
     embedding_grad: int  # bytes of the input embedding's gradient (0 for LoRA)
     tied: bool  # lm_head shares the input embedding
     grad_copy_bytes: int  # autocast: bytes per element of the 16-bit weight gradient (else 0)
+    dequant_buffer: int = 0  # QLoRA: one 4-bit weight dequantized while its layer computes
 
 
 def step_moments(acts: Activations, s: StepInputs) -> tuple[Moment, ...]:
@@ -101,7 +103,7 @@ def _recompute(acts: Activations, s: StepInputs, resident: int) -> Moment:
     rotary = acts.head.get("rotary_cos_sin", 0)
     copies = (acts.weight_copies - acts.head_weight_copies) // max(layers, 1)
     head_grads = s.lm_head_grad if (s.full and not s.tied) else 0
-    live = checkpoints + rotary + acts.recompute_working_set + copies
+    live = checkpoints + rotary + acts.recompute_working_set + copies + s.dequant_buffer
     return Moment("recompute", s.weights, max(resident, head_grads), s.optimizer, live)
 
 
