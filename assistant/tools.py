@@ -67,6 +67,9 @@ TOOL_NAMES = (
     "list_instances",
 )
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
+# Ranked rows kept in the rank_instances artifact (a table's worth); building a full result row
+# costs far more than ranking one, and large imported catalogs qualify hundreds.
+ARTIFACT_ROWS = 25
 
 
 class KnowledgeSearch(Protocol):
@@ -271,8 +274,10 @@ def candidate_instances(catalog: Catalog, args: RankInstancesArgs) -> Catalog:
 
 
 def run_rank_instances(args: RankInstancesArgs, catalog: Catalog) -> tuple[str, RankResult]:
-    """Every instance that fits the job, best first for the objective; the rest with reasons."""
+    """The best `ARTIFACT_ROWS` instances that fit the job (best first for the objective), how
+    many fit in all, and every excluded instance with its reason."""
     request = RankRequest(
+        top=max(args.top, ARTIFACT_ROWS),
         job=job_input(args),
         workload=Workload(**args.model_dump(include=set(WORKLOAD_FIELDS), exclude_none=True)),
         constraints=Constraints(

@@ -14,6 +14,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from assistant.tools import (
+    ARTIFACT_ROWS,
     TOOL_NAMES,
     AdvisorToolError,
     InstanceList,
@@ -174,6 +175,7 @@ def test_rank_instances_filters_and_trims_content(
             job=EstimateInput(model="llama 3.1 8b", method="lora"),
             workload=Workload(tokens=2e8),
             constraints=Constraints(spot="allowed"),
+            top=ARTIFACT_ROWS,
         ),
         kept,
     )
@@ -188,6 +190,7 @@ def test_rank_instances_filters_and_trims_content(
     assert content["ranked"][0]["total_cost_usd"] == round(first.total_cost, 2)
     assert content["ranked"][0]["price_per_hour_usd"] == round(first.price_per_hour, 2)
     assert content["considered"] == len(kept)
+    assert len(message.artifact.ranked) == min(ARTIFACT_ROWS, expected.feasible)
     assert sum(content["excluded_by_reason"].values()) == len(expected.excluded)
 
 
