@@ -148,6 +148,10 @@ def make_chat_model(
         raise InvalidInputError(
             "llm", name, "'offline' or 'provider:model', e.g. 'openai:gpt-4o'"
         ) from None
+    except Exception as exc:  # the provider's own configuration errors (a missing key, ...)
+        raise InvalidInputError(
+            "llm", name, f"a model the provider can set up; it said: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 # --------------------------------------------------------------------------- grounding

@@ -306,3 +306,10 @@ def test_the_api_key_is_never_logged(
     assert result.brain == "fallback"
     assert "model endpoint failed" in caplog.text
     assert secret not in caplog.text
+
+
+def test_provider_setup_errors_are_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("langchain_openai", reason="the optional extra gpu-advisor[llm]")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(InvalidInputError, match=r"llm: got 'openai:gpt-4o'.*Missing credentials"):
+        make_chat_model(Settings(data_dir=tmp_path, llm="openai:gpt-4o"))
