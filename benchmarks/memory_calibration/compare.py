@@ -49,8 +49,12 @@ class CaseResult(BaseModel):
         "5 % of the measured total"
     )
     within_bounds: bool
-    accelerate_peak: int = Field(description="bytes, Accelerate estimate-memory formula")
-    deepspeed_model_states: int = Field(description="bytes, DeepSpeed ZeRO-2 formula, 1 GPU")
+    accelerate_peak: int = Field(
+        description="bytes, Accelerate estimate-memory formula for the base model's parameters"
+    )
+    deepspeed_model_states: int = Field(
+        description="bytes, DeepSpeed ZeRO-2 formula on 1 GPU for the base model's parameters"
+    )
 
 
 def map_measured(peak: PhasePeak, reserved: int | None = None) -> dict[str, int]:
@@ -122,6 +126,7 @@ def compare(case: Case, measured: Measurement) -> CaseResult:
     got = map_measured(measured.peak, measured.cuda_reserved)
     got_total = measured.peak.total + got["overhead"]
     est_total, est = estimate_case(case, measured.peak_phase)
+    base_params = arch_for(case.model).total_params()  # what a user gives those calculators
     category_errors: dict[str, float | None] = {}
     for name in CATEGORIES:
         big = got[name] > CATEGORY_SHARE * got_total
@@ -141,6 +146,6 @@ def compare(case: Case, measured: Measurement) -> CaseResult:
         error=round(error, 4),
         category_errors=category_errors,
         within_bounds=within,
-        accelerate_peak=accelerate_training_peak(measured.total_params, case),
-        deepspeed_model_states=deepspeed_model_states(measured.total_params),
+        accelerate_peak=accelerate_training_peak(base_params, case),
+        deepspeed_model_states=deepspeed_model_states(base_params),
     )

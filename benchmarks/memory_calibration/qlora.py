@@ -31,9 +31,10 @@ def quantize_linears_nf4(model: Any) -> None:
                 device="meta",
             )
             weight = child.weight.data.to(torch.bfloat16)
-            layer.weight = bnb.nn.Params4bit(
+            packed: Any = bnb.nn.Params4bit(
                 weight, requires_grad=False, compress_statistics=True, quant_type="nf4"
-            ).to(weight.device)
+            )
+            layer.weight = packed.to(weight.device)  # quantizes on the way
             if child.bias is not None:
                 layer.bias = torch.nn.Parameter(
                     child.bias.data.to(torch.bfloat16), requires_grad=False

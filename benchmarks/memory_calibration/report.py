@@ -23,8 +23,14 @@ BEGIN, END = "<!-- memory-calibration:begin -->", "<!-- memory-calibration:end -
 MIB = 2**20
 
 
+def _signed(fraction: float) -> str:
+    """'+1.2%'; a rounded zero shows as '0.0%', never '-0.0%'."""
+    text = f"{fraction:+.1%}"
+    return "0.0%" if text in ("+0.0%", "-0.0%") else text
+
+
 def _pct(estimated: int, measured: int) -> str:
-    return f"{(estimated - measured) / measured:+.1%}"
+    return _signed((estimated - measured) / measured)
 
 
 def _worst_part(result: CaseResult) -> str:
@@ -32,7 +38,8 @@ def _worst_part(result: CaseResult) -> str:
     if not errors:
         return "-"
     name = max(errors, key=lambda k: abs(errors[k] or 0.0))
-    return f"{name} {errors[name]:+.1%}"
+    worst = errors[name] or 0.0
+    return "all 0.0%" if abs(worst) < 0.0005 else f"{name} {_signed(worst)}"
 
 
 def table(results: Sequence[CaseResult]) -> str:
@@ -70,8 +77,25 @@ def summary(results: Sequence[CaseResult]) -> str:
     )
 
 
+def cuda_overheads(results: Sequence[CaseResult]) -> str:
+    """What the CUDA cases say about the fragmentation and context defaults ('' without any)."""
+    cuda = [r for r in results if r.measured.cuda_reserved is not None]
+    if not cuda:
+        return ""
+    frag = [(r.measured.cuda_reserved or 0) / r.measured.peak.total - 1 for r in cuda]
+    outside = [(r.measured.cuda_outside_allocator or 0) / MIB for r in cuda]
+    return (
+        f"CUDA ({len(cuda)} cases): peak reserved / peak allocated - 1 = median "
+        f"{statistics.median(frag):.1%}, max {max(frag):.1%} (the fragmentation default is "
+        f"10 %); memory in use outside the allocator (context, kernels, libraries): median "
+        f"{statistics.median(outside):.0f} MiB, max {max(outside):.0f} MiB (default 1024 MiB)."
+    )
+
+
 def render(results: Sequence[CaseResult]) -> str:
-    return f"{summary(results)}\n\n{table(results)}\n"
+    cuda = cuda_overheads(results)
+    extra = f"\n\n{cuda}" if cuda else ""
+    return f"{summary(results)}{extra}\n\n{table(results)}\n"
 
 
 def update_readme(text: str, readme: Path = README) -> None:
