@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from tools.memory import constants as c
 from tools.memory.activations import LOGIT_PEAK_BYTES
+from tools.memory.dtypes import saved_dtypes
 from tools.memory.inventory import total_params
 from tools.memory.model_states import ModelStates, adapter_bytes
 from tools.units import GB, format_gib
@@ -228,11 +229,14 @@ def _sharding(inp: EstimateInput, states: ModelStates) -> list[str]:
 
 def _activations(inp: EstimateInput) -> list[str]:
     m = inp.model
-    e = c.activation_bytes(inp.precision)
+    d = saved_dtypes(
+        inp.precision, inp.effective_engine, inp.method in ("pretrain", "full"), inp.device
+    )
+    stream = f", {d.stream}-byte residual stream" if d.stream != d.act else ""
     out = [
-        f"Activations for {inp.micro_batch_size} x {inp.seq_len} tokens per GPU, {e}-byte "
-        "elements, counted tensor by tensor (Korthikanti et al. 2022), checked against the "
-        "tensors PyTorch saves for Hugging Face models."
+        f"Activations for {inp.micro_batch_size} x {inp.seq_len} tokens per GPU, {d.act}-byte "
+        f"matmul outputs{stream}, counted tensor by tensor (Korthikanti et al. 2022), checked "
+        "against the tensors PyTorch saves for Hugging Face models and against measured steps."
     ]
     if inp.attention == "sdpa":
         out.append(
