@@ -10,8 +10,8 @@ Spot model (a first-order model, stated so it can be argued with):
 - The job checkpoints every tau hours, tau from Young's formula sqrt(2 * C * MTBF) (J. W. Young,
   "A first order approximation to the optimum checkpoint interval", CACM 17(9), 1974; Daly 2006
   refines it with higher-order terms we do not need at these rates), capped at the run length.
-- Checkpoint write time C = model-state bytes / (storage bandwidth x nodes): every node writes its
-  shard in parallel.
+- Checkpoint write time C = model-state bytes / (storage bandwidth x writing nodes): under ZeRO
+  every node writes its shard in parallel; without sharding (one GPU, DDP) rank 0 writes it all.
 - Each interruption loses half an interval of work on average and costs a restart (new instance,
   reload the checkpoint). Because interruptions also hit overhead time, the expected wall time W
   solves  W = T * (1 + C / tau) + (W / MTBF) * (tau / 2 + R).
@@ -127,10 +127,21 @@ def young_daly_interval_hours(checkpoint_hours: float, mtbf_hours: float) -> flo
 
 
 def expected_spot_run(
-    compute_hours: float, state_bytes: float, nodes: int, assumptions: SpotAssumptions
+    compute_hours: float,
+    state_bytes: float,
+    nodes: int,
+    assumptions: SpotAssumptions,
+    writing_nodes: int | None = None,
 ) -> SpotRun:
-    """Expected wall time of a spot run of `compute_hours`."""
-    write_h = checkpoint_write_hours(state_bytes, assumptions.storage_bandwidth_bytes_per_s, nodes)
+    """Expected wall time of a spot run of `compute_hours` on `nodes` nodes, each interrupted
+    independently. `writing_nodes` write the checkpoint in parallel (default: all `nodes`; 1 when
+    one rank saves the whole state, as under DDP)."""
+    writers = nodes if writing_nodes is None else writing_nodes
+    if not 1 <= writers <= nodes:
+        raise InvalidInputError("writing_nodes", writing_nodes, f"1 to the {nodes} node(s)")
+    write_h = checkpoint_write_hours(
+        state_bytes, assumptions.storage_bandwidth_bytes_per_s, writers
+    )
     rate = assumptions.preemption_rate_per_hour * nodes
     if rate == 0 or compute_hours == 0 or not math.isfinite(1.0 / rate):
         return SpotRun(

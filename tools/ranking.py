@@ -23,7 +23,14 @@ from tools.catalog import Instance
 from tools.costs import SECONDS_PER_HOUR, SpotImpracticalError, SpotRun, expected_spot_run
 from tools.estimator import estimate
 from tools.gpus import lookup_gpu
-from tools.ranking_job import PreparedJob, Reject, Row, ShapeResult, prepare_job
+from tools.ranking_job import (
+    PreparedJob,
+    Reject,
+    Row,
+    ShapeResult,
+    checkpoint_bytes,
+    prepare_job,
+)
 from tools.ranking_models import (
     Constraints,
     Excluded,
@@ -35,7 +42,7 @@ from tools.ranking_models import (
     RankResult,
     Workload,
 )
-from tools.ranking_plans import EstimateFn, NoFit, PlanFit, is_offload
+from tools.ranking_plans import EstimateFn, NoFit, PlanFit, is_offload, is_sharded
 from tools.ranking_screen import Screen, node_range, over_price, shape_problem
 from tools.ranking_text import excluded_memory_reason, plan_text, ranked_reasons, usd
 from tools.throughput import (
@@ -181,9 +188,12 @@ def _evaluate_shape(inst: Instance, job: PreparedJob) -> ShapeResult | Reject:
     mfu, notes = cluster_mfu(shape, job.request.assumptions.throughput)
     compute = compute_hours(job.training_flops, fit.gpu_count, peak, mfu)
     dequant = _dequant_hours(job, fit, inst)
-    run, problem_text = _spot_course(compute + dequant, fit.nodes, job)
+    checkpoint = checkpoint_bytes(
+        job.request.job, fit.estimate, job.request.assumptions.adapter_bytes_per_param
+    )
+    run, problem_text = _spot_course(compute + dequant, fit, checkpoint, job)
     return ShapeResult(
-        fit, vram, peak, label, mfu, tuple(notes), compute, dequant, run, problem_text
+        fit, vram, peak, label, mfu, tuple(notes), compute, dequant, checkpoint, run, problem_text
     )
 
 
@@ -201,9 +211,15 @@ def _dequant_hours(job: PreparedJob, fit: PlanFit, inst: Instance) -> float:
     )
 
 
-def _spot_course(hours: float, nodes: int, job: PreparedJob) -> tuple[SpotRun | None, str | None]:
+def _spot_course(
+    hours: float, fit: PlanFit, checkpoint: int, job: PreparedJob
+) -> tuple[SpotRun | None, str | None]:
+    """The expected spot run; under ZeRO every node writes its shard of the checkpoint, without
+    sharding one node writes it all."""
+    writers = fit.nodes if is_sharded(fit.plan) else 1
+    spot = job.request.assumptions.spot
     try:
-        run = expected_spot_run(hours, job.checkpoint_bytes, nodes, job.request.assumptions.spot)
+        run = expected_spot_run(hours, checkpoint, fit.nodes, spot, writing_nodes=writers)
     except SpotImpracticalError as exc:
         return None, f"spot impractical: {exc}"
     return run, None
@@ -287,6 +303,7 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
         spot_hours=run.wall_hours if run else None,
         checkpoint_interval_hours=run.checkpoint_interval_hours if run else None,
         spot_interruptions=run.expected_interruptions if run else None,
+        checkpoint_bytes=shape.checkpoint_bytes,
         spot_overhead_hours=run.overhead_hours if run else None,
         mfu=shape.mfu,
         peak_tflops_per_gpu=shape.peak,

@@ -9,7 +9,7 @@ from tools.catalog import Instance
 from tools.costs import SECONDS_PER_HOUR, Billing, SpotRun, billed_seconds
 from tools.estimator import EstimateInput, MemoryEstimate
 from tools.ranking_models import ExclusionKind, JobSummary, Pricing, RankRequest
-from tools.ranking_plans import EstimateFn, PlanFit, PlanSearch
+from tools.ranking_plans import EstimateFn, PlanFit, PlanName, PlanSearch, plan_engine
 from tools.throughput import training_flops
 
 LORA_METHODS = ("lora", "qlora")
@@ -42,6 +42,7 @@ class ShapeResult:
     mfu_notes: tuple[str, ...]
     compute_hours: float
     dequant_hours: float
+    checkpoint_bytes: int  # what one checkpoint of this plan writes
     spot_run: SpotRun | None
     spot_problem: str | None
     billed: dict[tuple[str, int], tuple[float, float | None]] = field(default_factory=dict)
@@ -92,7 +93,6 @@ class PreparedJob:
     tokens: float
     training_flops: float
     frozen_params: int
-    checkpoint_bytes: int
     recompute_forward: bool
     tokens_per_micro_step: int
     summary: JobSummary
@@ -101,7 +101,7 @@ class PreparedJob:
 
 
 def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
-    """Resolve the model, count tokens and FLOPs, size a checkpoint; set up the plan search."""
+    """Resolve the model, count tokens and FLOPs, size checkpoints; set up the plan search."""
     job, cons = request.job, request.constraints
     margin = request.assumptions.memory_margin
     search = PlanSearch(job, margin, estimate_fn)
@@ -112,7 +112,12 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
     recompute = recomputes_forward(job)
     flops = training_flops(job.method, active, trainable, tokens, recompute)
     frozen = total if job.method in LORA_METHODS else 0  # total_params excludes the adapters
-    checkpoint = checkpoint_bytes(job, base, request.assumptions.adapter_bytes_per_param)
+    adapter = request.assumptions.adapter_bytes_per_param
+    # A checkpoint per engine the plans use (unsharded figures do not depend on the GPU count).
+    per_plan = {
+        plan: checkpoint_bytes(job, search.estimate(plan, job.tensor_parallel), adapter)
+        for plan in _PLAN_GROUPS
+    }
     summary = JobSummary(
         model=job.model.id,
         method=job.method,
@@ -122,11 +127,15 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
         trainable_params=trainable,
         tokens=tokens,
         training_flops=flops,
-        checkpoint_bytes=checkpoint,
+        checkpoint_bytes=max(per_plan.values()),
         objective=request.objective,
         spot_policy=request.constraints.spot,
         memory_margin=margin,
-        assumptions=[*job_assumptions(request), *base.assumptions],
+        assumptions=[
+            *job_assumptions(request),
+            *engine_assumptions(job, per_plan, trainable),
+            *base.assumptions,
+        ],
     )
     return PreparedJob(
         request=request,
@@ -136,7 +145,6 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
         tokens=tokens,
         training_flops=flops,
         frozen_params=frozen,
-        checkpoint_bytes=checkpoint,
         recompute_forward=recompute,
         tokens_per_micro_step=job.micro_batch_size * job.seq_len,
         summary=summary,
@@ -159,17 +167,59 @@ def recomputes_forward(job: EstimateInput) -> bool:
     return job.gradient_checkpointing == "full"
 
 
-def checkpoint_bytes(job: EstimateInput, base: MemoryEstimate, adapter_bytes: float) -> int:
-    """Bytes a checkpoint writes: weights + optimizer states (LoRA: the adapters only).
+def checkpoint_bytes(
+    job: EstimateInput, est: MemoryEstimate, adapter_bytes: float | None = None
+) -> int:
+    """Bytes one checkpoint writes to resume the run: the trainable weights and the optimizer
+    state (the fp32 master included where the engine keeps one apart), as `est`'s engine holds
+    them. Full AdamW under bf16-mixed: 12 B per parameter under PyTorch autocast (fp32 weights,
+    which are the master, + two fp32 moments), 14 B under DeepSpeed (16-bit weights + fp32
+    master + moments). LoRA/QLoRA: the adapters and their state; the frozen base is reloaded.
 
-    `base` is an estimate without ZeRO sharding; its unsharded figures are per tensor-parallel
-    rank, so the whole model's state is tensor_parallel times them.
+    Trainable weights are as wide as their gradients (full: all weights), so the estimator's
+    gradient bytes size the adapters; `adapter_bytes` (per adapter parameter) overrides that.
+    The unsharded figures are per tensor-parallel rank, so the whole state is TP times them.
     """
-    states, tp = base.model_states, job.tensor_parallel
-    optimizer = states.unsharded_optimizer * tp
-    if job.method in LORA_METHODS:
-        return int(base.trainable_params * adapter_bytes) + optimizer
-    return (states.unsharded_weights + states.unsharded_optimizer) * tp
+    states, tp = est.model_states, job.tensor_parallel
+    lora = job.method in LORA_METHODS
+    weights = (states.unsharded_gradients if lora else states.unsharded_weights) * tp
+    if lora and adapter_bytes is not None:
+        weights = int(est.trainable_params * adapter_bytes)
+    return weights + states.unsharded_optimizer * tp
+
+
+_ENGINE_TEXT = {
+    "pytorch": ("PyTorch", "torch.autocast over fp32 weights"),
+    "deepspeed": ("DeepSpeed", "16-bit weights and gradients, fp32 master in the optimizer"),
+}
+# The plan groups, the plan whose estimate stands for each, and who writes a checkpoint.
+_PLAN_GROUPS: dict[PlanName, tuple[str, str]] = {
+    "single": ("single GPU and DDP", "rank 0 writes it alone"),
+    "zero2": ("ZeRO-2, ZeRO-3/FSDP and offload plans", "every node writes its shard"),
+}
+
+
+def engine_assumptions(
+    job: EstimateInput, checkpoints: dict[PlanName, int], trainable: int
+) -> list[str]:
+    """The plans' engines and what a checkpoint holds under each (`checkpoints`: bytes for the
+    single-GPU plan and for a ZeRO plan), in words."""
+    engines = {plan: _ENGINE_TEXT[plan_engine(job, plan)] for plan in _PLAN_GROUPS}
+    (group, _), (sharded, _) = _PLAN_GROUPS.values()
+    single_name, single_how = engines["single"]
+    sizes = ", ".join(
+        f"{checkpoints[plan] / max(trainable, 1):.3g} B per trainable parameter under"
+        f" {engines[plan][0]} ({name}: {writers})"
+        for plan, (name, writers) in _PLAN_GROUPS.items()
+    )
+    return [
+        f"engines: {group} sized as {single_name} runs them ({single_how}); {sharded} as"
+        f" DeepSpeed does ({_ENGINE_TEXT['deepspeed'][1]}) whatever the job's engine, as the"
+        " estimator's PyTorch engine keeps autocast's 16-bit weight copies unsharded; FSDP with"
+        " mixed precision shards as many bytes per parameter under AdamW (4 + 4 + 8 against"
+        " 2 + 2 + 12)",
+        f"spot checkpoints hold the trainable weights and the optimizer state: {sizes}",
+    ]
 
 
 def job_assumptions(request: RankRequest) -> list[str]:

@@ -113,10 +113,11 @@ class RankingAssumptions(BaseModel):
         description="rank multi-GPU full fine-tunes on PCIe-only nodes (gradient all-reduce of"
         " every weight per step crawls over PCIe; excluded by default)",
     )
-    adapter_bytes_per_param: float = Field(
-        default=4.0,
+    adapter_bytes_per_param: float | None = Field(
+        default=None,
         gt=0,
-        description="bytes per trainable LoRA parameter in a checkpoint (adapters kept in FP32)",
+        description="bytes per trainable LoRA parameter in a checkpoint; default: as the"
+        " estimator keeps the adapters (fp32, bf16 under pure bf16 precision)",
     )
 
 
@@ -165,6 +166,11 @@ class RankedOption(BaseModel):
     spot_overhead_hours: float | None = Field(
         description="expected spot hours beyond compute: checkpoints + lost work + restarts"
     )
+    checkpoint_bytes: int | None = Field(
+        default=None,
+        description="model state one checkpoint of this plan writes: trainable weights and"
+        " optimizer state as the plan's engine keeps them (None: not computed)",
+    )
     mfu: float
     peak_tflops_per_gpu: float
     regions: list[str]
@@ -193,7 +199,10 @@ class JobSummary(BaseModel):
     trainable_params: int
     tokens: float = Field(description="tokens processed over all epochs")
     training_flops: float
-    checkpoint_bytes: int = Field(description="model state written per checkpoint (spot)")
+    checkpoint_bytes: int = Field(
+        description="model state one checkpoint writes, the largest over the ranking's plans"
+        " (engines differ; each ranked row has its own plan's)"
+    )
     objective: Objective
     spot_policy: SpotPolicy
     memory_margin: float

@@ -6,6 +6,13 @@ single GPU (or DDP on several), ZeRO-2 (optimizer states and gradients sharded),
 tried smallest first; offload is the last resort, after every multi-node cluster without it,
 because CPU optimizer steps are slow. A plan fits when per-GPU need x (1 + margin) <= VRAM.
 
+Engines (`plan_engine`): single GPU and DDP are sized as the job says (the estimator's `auto` is
+plain PyTorch there: torch.autocast over fp32 weights); the ZeRO and offload plans as DeepSpeed
+runs them (16-bit weights and gradients, the fp32 master in the optimizer), whatever the job's
+engine. The estimator's `pytorch` engine under sharding is not FSDP: it keeps autocast's 16-bit
+copy of every weight unsharded. FSDP with mixed precision shards the same bytes per parameter
+under AdamW (fp32 weights 4 + gradients 4 + moments 8 against 2 + 2 + 12).
+
 The estimator is called once per (plan, GPU count) and cached: many instances share a shape, and
 a bounded cache keeps the estimates of recent jobs across rankings.
 """
@@ -53,6 +60,16 @@ def offload_plan(gpu_count: int) -> PlanName:
 
 def is_offload(plan: str) -> bool:
     return _PLAN_SETTINGS[plan][1]
+
+
+def is_sharded(plan: str) -> bool:
+    """ZeRO plans (offload included): every rank holds, and checkpoints, its own shard."""
+    return _PLAN_SETTINGS[plan][0] > 0
+
+
+def plan_engine(job: EstimateInput, plan: PlanName) -> Literal["pytorch", "deepspeed"]:
+    """The engine a plan is sized with: DeepSpeed under ZeRO, else the job's (auto: PyTorch)."""
+    return plan_input(job, plan, job.tensor_parallel).effective_engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +196,8 @@ def plan_input(job: EstimateInput, plan: PlanName, gpu_count: int) -> EstimateIn
     """`job` with this plan's sharding on `gpu_count` GPUs (validated like user input).
 
     Only the fields the user set are passed on, so the estimator's own defaults and its checks
-    (e.g. LoRA settings only with LoRA) apply exactly as for a direct call.
+    (e.g. LoRA settings only with LoRA) apply exactly as for a direct call; ZeRO plans set the
+    DeepSpeed engine.
     """
     zero_stage, offload = _PLAN_SETTINGS[plan]
     given = {name: getattr(job, name) for name in job.model_fields_set}
@@ -189,6 +207,8 @@ def plan_input(job: EstimateInput, plan: PlanName, gpu_count: int) -> EstimateIn
         offload_optimizer=offload,
         num_gpus=gpu_count // job.tensor_parallel,
     )
+    if zero_stage > 0:  # see the module docstring: sharded plans are DeepSpeed's
+        given["engine"] = "deepspeed"
     return EstimateInput(**given)
 
 

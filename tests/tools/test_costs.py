@@ -17,6 +17,7 @@ from tools.costs import (
     expected_spot_run,
     young_daly_interval_hours,
 )
+from tools.errors import InvalidInputError
 
 
 @pytest.mark.parametrize(
@@ -88,6 +89,20 @@ def test_expected_spot_run_two_nodes() -> None:
     run = expected_spot_run(10.0, 180e9, 2, assumptions)
     assert run.checkpoint_interval_hours == pytest.approx(0.5), "tau on two nodes"
     assert run.wall_hours == pytest.approx(10.5 / 0.9), "wall time on two nodes"
+
+
+def test_one_writer_on_two_nodes() -> None:
+    # DDP: rank 0 writes the whole 180 GB alone: C = 0.05 h while both nodes can be interrupted
+    # (MTBF 5 h); tau = sqrt(2 x 0.05 x 5) = 0.7071068 h; share = 0.2 x (0.3535534 + 0.25)
+    # = 0.1207107; checkpoints = 10 x 0.05 / 0.7071068 = 0.7071068 h;
+    # W = 10.7071068 / 0.8792893 = 12.1770008 h.
+    assumptions = SpotAssumptions(preemption_rate_per_hour=0.1, restart_hours=0.25)
+    run = expected_spot_run(10.0, 180e9, 2, assumptions, writing_nodes=1)
+    assert run.checkpoint_write_hours == pytest.approx(0.05), "one node writes it all"
+    assert run.checkpoint_interval_hours == pytest.approx(math.sqrt(0.5)), "tau"
+    assert run.wall_hours == pytest.approx(12.1770008, rel=1e-7), "wall time, one writer"
+    with pytest.raises(InvalidInputError, match=r"writing_nodes: got 3; valid: 1 to the 2 node"):
+        expected_spot_run(10.0, 180e9, 2, assumptions, writing_nodes=3)
 
 
 def test_no_interruptions_means_no_overhead() -> None:

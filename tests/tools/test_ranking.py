@@ -183,11 +183,20 @@ def test_full_70b_needs_three_nodes() -> None:
     result = rank(request, FULL_CATALOG)
     assert [r.instance_id for r in result.ranked] == ["testcloud/h100-8x-ib"], "one option"
     row = result.ranked[0]
-    # ZeRO-3 alone shards 16 B per parameter: 16 N / 16 GPUs = 70.55 GB = 65.7 GiB per GPU on two
-    # nodes before activations and buffers; with them the estimator says 83.7 GiB, over 80 GiB.
-    # On three nodes (24 GPUs) it is 59.6 GiB, and 59.6 x 1.1 = 65.6 GiB fits in 80 GiB.
+    # ZeRO-3 as DeepSpeed runs it shards 16 B per parameter (16-bit weights 2 + gradients 2,
+    # fp32 master + AdamW 12) and holds the largest module gathered, the lm_head: 128,256 x 8,192
+    # x 2 B = 2,101,346,304 B of weights and as much gradient. The peak is the end of the backward
+    # pass (activations freed; the fused optimizer step ties), then + 1 GiB context + 10 %.
+    # 16 GPUs: 2 x (2 N / 16 + 2,101,346,304) + 12 N / 16 = 2 x 10,920,559,616 + 52,915,279,872
+    #   = 74,756,399,104; + 1,073,741,824 + 7,475,639,911 = 83,305,780,839 B = 77.6 GiB;
+    #   x 1.1 = 85.3 GiB > 80 GiB.
+    # 24 GPUs: 2 x (ceil(2 N / 24) + 2,101,346,304) + 12 N / 24 = 2 x 7,980,821,846
+    #   + 35,276,853,248 = 51,238,496,940; + 1,073,741,824 + 5,123,849,694 = 57,436,088,458 B
+    #   = 53.5 GiB; x 1.1 = 58.8 GiB fits in 80 GiB.
     two_nodes = estimate(plan_input(request.job, "zero3", 16)).per_gpu.total
     three_nodes = estimate(plan_input(request.job, "zero3", 24)).per_gpu.total
+    assert two_nodes == 83_305_780_839, "ZeRO-3 on 16 GPUs, by hand"
+    assert three_nodes == 57_436_088_458, "ZeRO-3 on 24 GPUs, by hand"
     assert two_nodes * 1.1 > 80 * GIB >= three_nodes * 1.1, "the estimator agrees: 3 nodes"
     assert (row.plan, row.nodes, row.gpu_count) == ("zero3", 3, 24), "ZeRO-3 over 3 nodes"
     assert row.need_per_gpu_bytes == three_nodes, "need on 24 GPUs"
@@ -208,8 +217,9 @@ def test_full_70b_exclusions() -> None:
         "interconnect",
         "multi-GPU full fine-tune needs NVLink; this node is PCIe",
     ), "PCIe node"
-    # 8 x A100 80GB, not sold as clusters: ZeRO-3 on 8 GPUs needs 156 GiB per GPU; offloading the
-    # optimizer needs 16 B x N = 1051 GiB of host RAM, the node has 512 GiB.
+    # 8 x A100 80GB, not sold as clusters: ZeRO-3 on 8 GPUs needs 149.9 GiB per GPU; offloading
+    # the optimizer needs 16 B x N = 1051 GiB of host RAM (fp32 master, AdamW m and v, fp32
+    # gradients), the node has 512 GiB.
     assert reasons["testcloud/a100-8x"] == (
         "memory",
         "ZeRO-3/FSDP + CPU optimizer offload on 8 GPUs needs more host RAM than 512 GiB",
@@ -222,8 +232,11 @@ def test_full_70b_exclusions() -> None:
 
 
 def test_full_70b_spot_on_a_cluster() -> None:
-    # Checkpoint = weights 2 N + optimizer 12 N = 14 N = 987,751,890,944 B, written by 3 nodes at
-    # 1 GB/s each: C = 329.25 s = 0.0914585 h. Cluster MTBF = 1 / (3 x 0.05) = 6.667 h;
+    # The ZeRO-3 plan runs under DeepSpeed: its checkpoint holds the 16-bit weights 2 N and the
+    # optimizer state 12 N (fp32 master 4 + AdamW m and v 8) = 14 N = 987,751,890,944 B, each of
+    # the 3 nodes writing its shard at 1 GB/s: C = 329.25 s = 0.0914585 h. The job's figure is the
+    # largest over the plans: the single-GPU plan (PyTorch, fp32 weights 4 N + m and v 8 N) writes
+    # 12 N. Cluster MTBF = 1 / (3 x 0.05) = 6.667 h;
     # tau = sqrt(2 x 0.0914585 x 6.6667) = 1.104 h, under the 1.834 h run, so no cap;
     # share = 0.15 x (1.104 / 2 + 1/6) = 0.1078214; W = 1.8340943 x (1 + C / tau) / (1 - share)
     # = 2.2260080 h.
@@ -233,7 +246,8 @@ def test_full_70b_spot_on_a_cluster() -> None:
     tau = math.sqrt(2 * c / 0.15)
     share = 0.15 * (tau / 2 + 1 / 6)
     wall = (1.8340943449 * (1 + c / tau)) / (1 - share)
-    assert result.job.checkpoint_bytes == 14 * N70, "weights and AdamW state"
+    assert row.checkpoint_bytes == 14 * N70, "DeepSpeed: 16-bit weights, master and AdamW state"
+    assert result.job.checkpoint_bytes == 14 * N70, "the largest of 12 N (PyTorch) and 14 N"
     assert row.checkpoint_interval_hours == pytest.approx(tau), "Young/Daly on three nodes"
     assert row.hours == pytest.approx(wall, rel=1e-9), "expected spot wall time"
     assert row.hours == pytest.approx(2.2260080, rel=1e-7), "expected spot wall time, value"
@@ -266,3 +280,45 @@ def test_smoke_on_the_builtin_catalog() -> None:
         assert row.total_cost > 0 and row.hours > 0, row.instance_id
         assert len(row.reasons) >= 4, row.instance_id
     assert all(e.reason for e in result.excluded), "every exclusion says why"
+
+
+# Llama 3.2 1B: N = 1,235,814,400 parameters, full fine-tune, 1e9 tokens, no recomputation.
+N1 = 1_235_814_400
+ONE_GPU_SPOT = [instance("h100-1x", "H100-SXM", 1, 3.0, spot_price_per_hour=1.0)]
+NODE_8_SPOT = FULL_CATALOG[:1]
+
+
+def _full_1b_request(**constraints: object) -> RankRequest:
+    job = EstimateInput(model="meta-llama/Llama-3.2-1B", method="full")
+    return RankRequest(job=job, workload=Workload(tokens=1e9), constraints=constraints)
+
+
+def test_full_1b_single_gpu_spot_checkpoint_under_pytorch() -> None:
+    # One GPU runs plain PyTorch autocast: the checkpoint is the fp32 weights (the master) 4 N and
+    # AdamW's m and v 8 N = 12 N = 14,829,772,800 B; C = 14.83 s = 0.0041193813 h at 1 GB/s.
+    # Hours: 6 N x 1e9 / (989.4e12 x 0.40) / 3600 = 5.2043932 h. MTBF 20 h;
+    # tau = sqrt(2 x 0.0041193813 x 20) = 0.4059252 h; share = 0.05 x (0.2029626 + 1/6)
+    # = 0.0184815; W = 5.2043932 x (1 + 0.0041193813 / 0.4059252) / (1 - 0.0184815) = 5.3561985 h,
+    # = 19,282.31 s, billed as 19,283 s at $1/h: $5.3563889.
+    result = rank(_full_1b_request(spot="required"), ONE_GPU_SPOT)
+    row = result.ranked[0]
+    assert (row.plan, row.pricing) == ("single", "spot"), "one GPU, spot"
+    assert row.checkpoint_bytes == 12 * N1, "PyTorch: fp32 weights + AdamW moments"
+    assert result.job.checkpoint_bytes == 14 * N1, "the job's largest: a ZeRO plan's 14 N"
+    assert row.checkpoint_interval_hours == pytest.approx(0.40592518, rel=1e-7), "tau"
+    assert row.hours == pytest.approx(5.3561985, rel=1e-7), "expected spot wall time"
+    assert row.total_cost == pytest.approx(19_283 / 3600), "per-second billing at $1/h"
+
+
+def test_ddp_checkpoint_is_written_by_one_node() -> None:
+    # At least 16 GPUs: DDP on two 8-GPU nodes (31.4 GiB per GPU). Rank 0 writes the whole 12 N
+    # alone: C = 0.0041193813 h (not halved); MTBF = 1 / (2 x 0.05) = 10 h;
+    # tau = sqrt(2 x 0.0041193813 x 10) = 0.2870324 h (0.2029626 h if both nodes wrote).
+    # Hours: 6 N x 1e9 / (16 x 989.4e12 x 0.36) / 3600 = 0.3614162 h; share = 0.1 x (0.1435162
+    # + 1/6) = 0.0310183; W = 0.3614162 x (1 + 0.0041193813 / 0.2870324) / 0.9689817 = 0.3783385.
+    result = rank(_full_1b_request(spot="required", min_gpus=16), NODE_8_SPOT)
+    row = result.ranked[0]
+    assert (row.plan, row.nodes) == ("ddp", 2), "DDP over two nodes"
+    assert row.checkpoint_bytes == 12 * N1, "unsharded PyTorch checkpoint"
+    assert row.checkpoint_interval_hours == pytest.approx(0.28703245, rel=1e-7), "one writer"
+    assert row.hours == pytest.approx(0.37833852, rel=1e-7), "expected spot wall time"

@@ -11,7 +11,16 @@ from tests.tools.ranking_fixtures import instance
 from tools.catalog import Instance
 from tools.estimator import EstimateInput, estimate
 from tools.ranking import RankRequest, Workload, rank
-from tools.ranking_plans import PLAN_ORDER, PlanFit, PlanName, PlanSearch, is_offload
+from tools.ranking_job import checkpoint_bytes
+from tools.ranking_plans import (
+    PLAN_ORDER,
+    PlanFit,
+    PlanName,
+    PlanSearch,
+    is_offload,
+    plan_engine,
+    plan_input,
+)
 from tools.units import GIB
 
 FAST = settings(max_examples=25, deadline=None)
@@ -134,3 +143,35 @@ def test_a_larger_model_never_needs_less_memory(
         assert _plan_position(fit_small) <= _plan_position(fit_large), "no later plan"
         if fit_small.plan == fit_large.plan and fit_small.nodes == fit_large.nodes:
             assert fit_small.need_per_gpu_bytes <= fit_large.need_per_gpu_bytes, "same plan"
+
+
+# Checkpoint bytes per parameter of a full AdamW fine-tune, by precision and engine: PyTorch
+# autocast keeps fp32 weights (the master) + m and v; DeepSpeed a 16-bit model + fp32 master +
+# m and v; fp32 needs no master; pure bf16 keeps bf16 weights and bf16 moments (2 + 2 x 2).
+CHECKPOINT_BYTES = {
+    ("bf16-mixed", "pytorch"): 12,
+    ("bf16-mixed", "deepspeed"): 14,
+    ("fp16-mixed", "pytorch"): 12,
+    ("fp16-mixed", "deepspeed"): 14,
+    ("fp32", "pytorch"): 12,
+    ("fp32", "deepspeed"): 12,
+    ("bf16", "pytorch"): 6,
+    ("bf16", "deepspeed"): 6,
+}
+
+
+@FAST
+@given(
+    params=st.floats(min_value=1e8, max_value=1e11),
+    precision=st.sampled_from(["bf16-mixed", "fp16-mixed", "fp32", "bf16"]),
+    plan=st.sampled_from(["single", "ddp", *PLANS, "single_offload"]),
+    many=st.sampled_from([2, 8, 16]),
+)
+def test_checkpoint_bytes_follow_the_plans_engine(
+    params: float, precision: str, plan: PlanName, many: int
+) -> None:
+    job = EstimateInput(model=f"{params:.6g}", method="full", precision=precision)
+    gpus = 1 if plan.startswith("single") else many
+    est = estimate(plan_input(job, plan, gpus))
+    expected = CHECKPOINT_BYTES[(precision, plan_engine(job, plan))] * est.total_params
+    assert checkpoint_bytes(job, est) == expected, f"{precision}, {plan} on {gpus} GPUs"

@@ -9,14 +9,18 @@ import pytest
 from tests.tools.ranking_fixtures import instance
 from tests.tools.test_ranking import (
     FULL_CATALOG,
+    N1,
+    ONE_GPU_SPOT,
+    P7,
     QLORA_CATALOG,
+    _full_1b_request,
     _full_70b_request,
     _qlora_request,
 )
 from tools.errors import UnknownNameError
 from tools.estimator import EstimateInput, MemoryBreakdown, MemoryEstimate, estimate
 from tools.ranking import RankRequest, RankResult, Workload, rank
-from tools.ranking_plans import EstimateFn, NoFit, PlanFit, PlanSearch
+from tools.ranking_plans import EstimateFn, NoFit, PlanFit, PlanSearch, plan_engine, plan_input
 from tools.units import GIB
 
 
@@ -139,9 +143,65 @@ def test_ranked_reasons_text() -> None:
     ], "speed, cost and provenance lines"
     assert row.reasons[0].startswith("single GPU (H100-SXM): needs 11."), row.reasons[0]
     cluster = rank(_full_70b_request(), FULL_CATALOG).ranked[0]
-    assert cluster.reasons[0].startswith(
-        "ZeRO-3/FSDP on 24 x H100-SXM (3 nodes of 8 over infiniband): needs 59.6 GiB of 80.0 GiB"
+    # 57,436,088,458 B (worked out in test_full_70b_needs_three_nodes) = 53.49 GiB;
+    # spare = 80 / 53.49 - 1 = 49.6 %
+    assert cluster.reasons[0] == (
+        "ZeRO-3/FSDP on 24 x H100-SXM (3 nodes of 8 over infiniband): needs 53.5 GiB of 80.0 GiB"
+        " per GPU (50% spare)"
     ), cluster.reasons[0]
+
+
+def test_zero_plans_are_sized_as_deepspeed_runs_them() -> None:
+    # The estimator's pytorch engine under ZeRO-3 keeps autocast's 16-bit copy of every weight
+    # unsharded (2 N = 131 GiB for 70B), which FSDP does not: the ranking sizes every ZeRO plan
+    # as DeepSpeed runs it, whatever the job's engine; single GPU and DDP follow the job.
+    pytorch = _full_70b_request().job.model_copy(update={"engine": "pytorch"})
+    assert "engine" in pytorch.model_fields_set, "the engine is the user's"
+    assert plan_engine(pytorch, "single") == "pytorch", "one GPU: the job's engine"
+    assert plan_engine(pytorch, "ddp") == "pytorch", "DDP: the job's engine"
+    for plan in ("zero2", "zero3", "zero3_offload", "single_offload"):
+        assert plan_engine(pytorch, plan) == "deepspeed", f"{plan}: DeepSpeed"
+    need = estimate(plan_input(pytorch, "zero3", 24)).per_gpu.total
+    assert need == 57_436_088_458, "as test_full_70b_needs_three_nodes works it out"
+    deepspeed = _full_1b_request().job.model_copy(update={"engine": "deepspeed"})
+    assert plan_engine(deepspeed, "single") == "deepspeed", "a DeepSpeed job on one GPU"
+    request = _full_1b_request(spot="required").model_copy(update={"job": deepspeed})
+    row = rank(request, ONE_GPU_SPOT).ranked[0]
+    # DeepSpeed keeps a 16-bit model (2 N) and the fp32 master with AdamW's moments (12 N)
+    assert (row.plan, row.checkpoint_bytes) == ("single", 14 * N1), "DeepSpeed checkpoint, 1 GPU"
+
+
+def test_lora_checkpoint_follows_the_adapter_width() -> None:
+    # Pure bf16: PEFT keeps the adapters in bf16 (2 B) and AdamW's moments are bf16 (2 x 2 B):
+    # 6 B per adapter parameter; the default bf16-mixed keeps fp32 adapters: 4 + 8 = 12 B.
+    # A stated 4 B per adapter parameter overrides the width: 4 + 4 = 8 B under pure bf16.
+    job = EstimateInput(model="meta-llama/Llama-2-7b-hf", method="lora", precision="bf16")
+    request = RankRequest(job=job, workload=Workload(tokens=1e8))
+    assert rank(request, []).job.checkpoint_bytes == 6 * P7, "bf16 adapters and moments"
+    request.assumptions.adapter_bytes_per_param = 4.0
+    assert rank(request, []).job.checkpoint_bytes == 8 * P7, "4 B adapters, bf16 moments"
+    assert rank(_qlora_request(), []).job.checkpoint_bytes == 12 * P7, "fp32 adapters"
+
+
+def test_engine_and_checkpoint_assumptions_are_stated() -> None:
+    lines = rank(_full_70b_request(), []).job.assumptions
+    assert (
+        "engines: single GPU and DDP sized as PyTorch runs them (torch.autocast over fp32"
+        " weights); ZeRO-2, ZeRO-3/FSDP and offload plans as DeepSpeed does (16-bit weights and"
+        " gradients, fp32 master in the optimizer) whatever the job's engine, as the estimator's"
+        " PyTorch engine keeps autocast's 16-bit weight copies unsharded; FSDP with mixed"
+        " precision shards as many bytes per parameter under AdamW (4 + 4 + 8 against 2 + 2 + 12)"
+    ) in lines, "which engine sizes which plan"
+    assert (
+        "spot checkpoints hold the trainable weights and the optimizer state: 12 B per trainable"
+        " parameter under PyTorch (single GPU and DDP: rank 0 writes it alone), 14 B per"
+        " trainable parameter under DeepSpeed (ZeRO-2, ZeRO-3/FSDP and offload plans: every node"
+        " writes its shard)"
+    ) in lines, "what a checkpoint holds under each engine"
+    lora = rank(_qlora_request(), []).job.assumptions
+    assert any("12 B per trainable parameter under PyTorch (single" in line for line in lora), (
+        "LoRA: fp32 adapters + moments, no master under either engine"
+    )
 
 
 def _fake_estimate(model_bytes: float) -> EstimateFn:
