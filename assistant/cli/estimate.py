@@ -3,14 +3,19 @@
     gpu-advisor estimate --model NAME | --params N | --config PATH [options] [--json]
 
 The model is a registry name ("llama 3.1 8b"), a parameter count ("7e9", "70B") or a local
-Hugging Face config.json. `--json` prints the estimate with sizes as integer bytes; otherwise a
-table in GiB (2^30 bytes) and GB (10^9 bytes) and the assumptions used. The estimator is
-imported inside the handler so that building the parser stays light.
+Hugging Face config.json. `--json` prints the estimate with sizes as integer bytes (plus the
+resolved `engine` and `optimizer_impl`); otherwise a table in GiB (2^30 bytes) and GB (10^9
+bytes): the parts live at the step's peak moment, the total with its calibration band, the
+activations at their own size when the peak holds fewer, every moment of the step, and the
+assumptions used. The estimator's `device` field is not a flag: it models CPU kernels for the
+calibration, and the advice is about GPUs. The estimator is imported inside the handler so
+that building the parser stays light.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any, get_args
@@ -18,9 +23,11 @@ from typing import TYPE_CHECKING, Any, get_args
 from tools.memory.constants import Method, Optimizer, Precision
 
 if TYPE_CHECKING:
-    from tools.estimator import MemoryEstimate
+    from tools.estimator import EstimateInput, MemoryEstimate
 
 PARTS = ("weights", "gradients", "optimizer", "activations", "overhead")
+ENGINES = ("auto", "pytorch", "deepspeed")
+OPTIMIZER_IMPLS = ("auto", "foreach", "for-loop", "fused")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,10 +68,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--tp", type=int, default=1, help="tensor-parallel degree")
     parser.add_argument("--sequence-parallel", action="store_true", help="with --tp > 1")
     parser.add_argument("--offload-optimizer", action="store_true", help="optimizer to CPU RAM")
+    add_engine_arguments(parser)
     parser.add_argument("--context-gib", type=float, help="CUDA context + framework (default 1)")
     parser.add_argument("--fragmentation", type=float, help="allocator margin (default 0.10)")
     parser.add_argument("--json", action="store_true", help="print JSON (integer bytes)")
     parser.set_defaults(handler=handler)
+
+
+ENGINE_HELP = (
+    "pytorch: torch.autocast over fp32 weights (Hugging Face Trainer without DeepSpeed); "
+    "deepspeed: 16-bit weights, fp32 master in the optimizer; auto (default): deepspeed under "
+    "ZeRO >= 1 or offload, else pytorch"
+)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser, engine_help: str = ENGINE_HELP) -> None:
+    """How the training step runs: engine, optimizer implementation, gradient accumulation."""
+    parser.add_argument("--engine", choices=ENGINES, help=engine_help)
+    parser.add_argument(
+        "--optimizer-impl",
+        choices=OPTIMIZER_IMPLS,
+        help="optimizer step: foreach (PyTorch's CUDA default, one extra state copy at the "
+        "step), for-loop, fused (e.g. adamw_torch_fused, DeepSpeed); auto (default): fused "
+        "under deepspeed, else foreach",
+    )
+    parser.add_argument(
+        "--grad-accum",
+        type=int,
+        help="micro-batches per optimizer step (default 1); above 1 the gradients stay "
+        "resident through forward and backward",
+    )
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -92,7 +125,17 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "fragmentation": args.fragmentation,
         "cuda_context_bytes": None if args.context_gib is None else int(args.context_gib * 2**30),
     }
-    return settings | {k: v for k, v in optional.items() if v is not None}
+    return settings | {k: v for k, v in optional.items() if v is not None} | engine_settings(args)
+
+
+def engine_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """EstimateInput keyword arguments from `add_engine_arguments` flags (unset ones left out)."""
+    given = {
+        "engine": args.engine,
+        "optimizer_impl": args.optimizer_impl,
+        "gradient_accumulation_steps": args.grad_accum,
+    }
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def handler(args: argparse.Namespace) -> int:
@@ -102,39 +145,98 @@ def handler(args: argparse.Namespace) -> int:
         args.params = model_from_param_count(args.params)
     from tools.estimator import EstimateInput, estimate
 
-    result = estimate(EstimateInput(**_settings(args)))
+    inp = EstimateInput(**_settings(args))
+    result = estimate(inp)
     try:
-        print(result.model_dump_json(indent=2) if args.json else render(result))
+        print(as_json(result, inp) if args.json else render(result, inp))
     except BrokenPipeError:  # e.g. `| head`: the reader is gone, nothing left to report
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stream for exit
     return 0
 
 
-def _row(label: str, n_bytes: int) -> str:
-    return f"  {label:<12} {n_bytes / 2**30:>10.2f} {n_bytes / 1e9:>10.2f}"
+def as_json(result: MemoryEstimate, inp: EstimateInput) -> str:
+    """The estimate as JSON (integer bytes), with the engine and optimizer step it resolved."""
+    data = result.model_dump(mode="json")
+    data |= {"engine": inp.effective_engine, "optimizer_impl": inp.effective_optimizer_impl}
+    return json.dumps(data, indent=2)
+
+
+def _row(label: str, n_bytes: int, note: str = "") -> str:
+    row = f"  {label:<12} {n_bytes / 2**30:>10.2f} {n_bytes / 1e9:>10.2f}"
+    return f"{row}  {note}" if note else row
 
 
 def _count(n: int) -> str:
     return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.1f}M"
 
 
-def render(result: MemoryEstimate) -> str:
-    """A readable table in GiB and GB, the activation split and the assumptions."""
-    p = result.per_gpu
+def render(result: MemoryEstimate, inp: EstimateInput | None = None) -> str:
+    """A readable table in GiB and GB, the step's moments, the activation split and the
+    assumptions; `inp` (the estimate's input) adds the engine and optimizer step it resolved."""
     share = result.trainable_params / result.total_params
+    setup = (
+        f"{result.total_gpus} GPU(s): data parallel {result.data_parallel} x tensor parallel "
+        f"{result.tensor_parallel}"
+    )
+    if inp is not None:
+        setup += f"; engine {inp.effective_engine}, optimizer step {inp.effective_optimizer_impl}"
     lines = [
         f"{result.model_name} ({result.model_id}): {_count(result.total_params)} parameters, "
         f"{_count(result.trainable_params)} trainable ({share:.2%})",
-        f"{result.total_gpus} GPU(s): data parallel {result.data_parallel} x tensor parallel "
-        f"{result.tensor_parallel}",
+        setup,
         "",
+        f"Peak per GPU: {result.total_with_band()} at the {result.peak_moment or 'peak'}"
+        + (f", the largest of the step's {len(result.moments)} moments" if result.moments else ""),
+        "",
+        *_parts_table(result),
+        *_moments(result),
+        *_activation_split(result),
+        "",
+        "Assumptions:",
+        *(f"  - {a}" for a in result.assumptions),
+    ]
+    return "\n".join(lines)
+
+
+def _parts_table(result: MemoryEstimate) -> list[str]:
+    """What is live at the peak moment, the total, and the activations' own size when the peak
+    moment holds fewer of them (e.g. at the optimizer step they are freed)."""
+    p, own = result.per_gpu, result.activations.total
+    lines = [
         f"  {'per GPU':<12} {'GiB':>10} {'GB':>10}",
         *(_row(name, getattr(p, name)) for name in PARTS),
         _row("total", p.total),
     ]
+    if own > p.activations:
+        peak = result.peak_moment or "peak"
+        live = (
+            f"none are live at the {peak}"
+            if p.activations == 0
+            else f"the {peak} holds {p.activations / 2**30:.2f} GiB of them"
+        )
+        lines += [
+            _row("activations*", own),
+            "  * activations at their own peak, the start of the backward pass (saved tensors,",
+            f"    weight copies, loss buffers); not in the total: {live}",
+        ]
     if result.cpu_offload_bytes:
-        lines.append(_row("CPU offload", result.cpu_offload_bytes) + "  (CPU RAM per GPU)")
+        lines.append(_row("CPU offload", result.cpu_offload_bytes, "(CPU RAM per GPU)"))
+    return lines
+
+
+def _moments(result: MemoryEstimate) -> list[str]:
+    if not result.moments:
+        return []
+    lines = ["", "Moments of one step (GiB per GPU, before overhead):"]
+    for m in result.moments:
+        mark = "  <- peak" if m.name == result.peak_moment else ""
+        lines.append(f"  {m.name:<20} {m.total / 2**30:>8.2f}{mark}")
+    return lines
+
+
+def _activation_split(result: MemoryEstimate) -> list[str]:
     acts = result.activations
+    lines = [""]
     for layer in acts.layers:
         lines.append(
             f"Activations: {layer.count} x {layer.name} keeping "
@@ -142,8 +244,7 @@ def render(result: MemoryEstimate) -> str:
             f"({layer.per_layer_total / 2**30:.3f} GiB without recomputation)"
         )
     lines.append(
-        f"Logits and loss at the peak: {acts.logits_peak / 2**30:.3f} GiB; outside the layers: "
-        f"{sum(acts.head.values()) / 2**30:.3f} GiB"
+        f"Logits and loss buffers at their largest: {acts.logits_peak / 2**30:.3f} GiB; outside "
+        f"the layers: {sum(acts.head.values()) / 2**30:.3f} GiB"
     )
-    lines += ["", "Assumptions:", *(f"  - {a}" for a in result.assumptions)]
-    return "\n".join(lines)
+    return lines

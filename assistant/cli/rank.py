@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
+from assistant.cli.estimate import add_engine_arguments, engine_settings
 from tools.memory.constants import Method, Optimizer, Precision
 
 if TYPE_CHECKING:
@@ -78,6 +79,12 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sequence-parallel", action="store_true", help="with --tp > 1")
     parser.add_argument("--context-gib", type=float, help="CUDA context + framework (default 1)")
     parser.add_argument("--fragmentation", type=float, help="allocator margin (default 0.10)")
+    add_engine_arguments(
+        parser,
+        "engine of the single-GPU and DDP plans: pytorch (default; torch.autocast over fp32 "
+        "weights) or deepspeed; the ZeRO and offload plans are always sized as DeepSpeed runs "
+        "them",
+    )
 
 
 def job_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -102,7 +109,7 @@ def job_settings(args: argparse.Namespace) -> dict[str, Any]:
         "fragmentation": args.fragmentation,
         "cuda_context_bytes": None if args.context_gib is None else int(args.context_gib * 2**30),
     }
-    return settings | {k: v for k, v in optional.items() if v is not None}
+    return settings | {k: v for k, v in optional.items() if v is not None} | engine_settings(args)
 
 
 def count(text: str) -> float:

@@ -48,6 +48,16 @@ def test_json_keys_and_integer_bytes(capsys: pytest.CaptureFixture[str]) -> None
     assert isinstance(out["assumptions"], list) and out["assumptions"], "assumptions included"
     direct = estimate(EstimateInput(model=lookup_model("llama 3.1 8b"), method="lora"))
     assert out["per_gpu"] == direct.per_gpu.model_dump(), "CLI prints what estimate() computes"
+    assert out["peak_moment"] == direct.peak_moment == "loss backward", "the peak moment"
+    assert [m["name"] for m in out["moments"]] == [
+        "forward",
+        "loss backward",
+        "embedding backward",
+        "optimizer step",
+    ], "LoRA without recomputation: no lm_head gradient, no recompute moment"
+    assert out["uncertainty"] == direct.uncertainty, "the calibration band"
+    # auto resolves to plain PyTorch without ZeRO, and PyTorch's CUDA default step is foreach
+    assert (out["engine"], out["optimizer_impl"]) == ("pytorch", "foreach"), "resolved setup"
 
 
 def test_every_option_reaches_the_estimator(capsys: pytest.CaptureFixture[str]) -> None:
@@ -84,6 +94,12 @@ def test_every_option_reaches_the_estimator(capsys: pytest.CaptureFixture[str]) 
         "0.5",
         "--fragmentation",
         "0.05",
+        "--engine",
+        "deepspeed",
+        "--optimizer-impl",
+        "for-loop",
+        "--grad-accum",
+        "2",
     )
     expected = estimate(
         EstimateInput(
@@ -104,10 +120,34 @@ def test_every_option_reaches_the_estimator(capsys: pytest.CaptureFixture[str]) 
             sequence_parallel=True,
             cuda_context_bytes=1 << 29,
             fragmentation=0.05,
+            engine="deepspeed",
+            optimizer_impl="for-loop",
+            gradient_accumulation_steps=2,
         )
     )
+    setup = {"engine": out.pop("engine"), "optimizer_impl": out.pop("optimizer_impl")}
+    assert setup == {"engine": "deepspeed", "optimizer_impl": "for-loop"}, "as given"
     assert out == json.loads(expected.model_dump_json()), "every flag maps onto EstimateInput"
     assert out["total_gpus"] == 16, "8 data-parallel x 2 tensor-parallel"
+
+
+def test_engine_flag_sets_the_bytes_per_parameter(capsys: pytest.CaptureFixture[str]) -> None:
+    # Full bf16-mixed AdamW on one GPU: PyTorch autocast keeps fp32 weights and gradients and
+    # two fp32 moments (4 + 4 + 8 B); DeepSpeed a 16-bit model and gradients, and the fp32 master
+    # with the moments in the optimizer (2 + 2 + 12 B), stepping fused by default.
+    auto = run_json(capsys, "--model", "llama 3.1 8b")
+    deepspeed = run_json(capsys, "--model", "llama 3.1 8b", "--engine", "deepspeed")
+    assert auto["bytes_per_param"] == {"weights": 4.0, "gradients": 4.0, "optimizer": 8.0}, "auto"
+    assert deepspeed["bytes_per_param"] == {"weights": 2.0, "gradients": 2.0, "optimizer": 12.0}
+    assert (deepspeed["engine"], deepspeed["optimizer_impl"]) == ("deepspeed", "fused"), "setup"
+    fused = run_json(capsys, "--model", "llama 3.1 8b", "--optimizer-impl", "fused")
+    # foreach builds sqrt(v) for every parameter at the step: one 4-byte state more, 4 N bytes
+    steps = {m["name"]: m["total"] for m in auto["moments"]}
+    fused_steps = {m["name"]: m["total"] for m in fused["moments"]}
+    assert steps["optimizer step"] - fused_steps["optimizer step"] == 4 * 8_030_261_248, "4 N"
+    accumulating = run_json(capsys, "--model", "llama 3.1 8b", "--grad-accum", "4")
+    forward = {m["name"]: m for m in accumulating["moments"]}["forward"]
+    assert forward["gradients"] == 4 * 8_030_261_248, "accumulated fp32 gradients stay resident"
 
 
 def test_offload_reports_cpu_ram(capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,6 +177,42 @@ def test_table_in_gib_and_gb(capsys: pytest.CaptureFixture[str]) -> None:
     assert "GiB" in text and "GB" in text, "both units labelled"
     assert "Assumptions:" in text and "Full recomputation" in text, "assumptions listed"
     assert "32 x decoder layer" in text, "the activation split per layer"
+    assert "engine pytorch, optimizer step foreach" in text, "the resolved setup"
+
+
+def test_table_shows_the_peak_moment_band_and_own_activations(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Full fine-tuning of Llama 3.1 8B on one GPU peaks at the optimizer step, where no
+    # activation is live: the table still shows their size, apart from the total.
+    assert main(["estimate", "--model", "llama 3.1 8b"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    result = estimate(EstimateInput(model=lookup_model("llama 3.1 8b")))
+    assert result.peak_moment == "optimizer step" and result.per_gpu.activations == 0, "setup"
+    assert (
+        f"Peak per GPU: {result.total_with_band()} at the optimizer step, the largest of the"
+        " step's 5 moments"
+    ) in lines, "the total with its calibration band and the peak moment"
+    own = result.activations.total
+    assert f"  activations* {own / 2**30:>10.2f} {own / 1e9:>10.2f}" in lines, "own size"
+    why = "    weight copies, loss buffers); not in the total: none are live at the optimizer step"
+    assert why in lines, "why they are not in the total"
+    peak = next(m for m in result.moments if m.name == "optimizer step")
+    assert f"  optimizer step       {peak.total / 2**30:>8.2f}  <- peak" in lines, "peak marked"
+    assert sum("<- peak" in line for line in lines) == 1, "one peak"
+    # LoRA peaks inside the backward pass with its activations live: no separate row
+    assert main(["estimate", "--model", "llama 3.1 8b", "--method", "lora"]) == 0
+    text = capsys.readouterr().out
+    assert "activations*" not in text, "the peak already holds every activation"
+    assert "at the loss backward, the largest of the step's 4 moments" in text, "LoRA peak"
+
+
+def test_device_is_not_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """`device` models CPU kernels for the calibration; the CLI estimates GPUs only."""
+    with pytest.raises(SystemExit) as exc:
+        main(["estimate", "--model", "llama 3.1 8b", "--device", "cpu"])
+    assert exc.value.code == 2, "argparse rejects --device"
+    assert "unrecognized arguments: --device cpu" in capsys.readouterr().err, "named"
 
 
 @pytest.mark.parametrize(
@@ -149,6 +225,10 @@ def test_table_in_gib_and_gb(capsys: pytest.CaptureFixture[str]) -> None:
         (["--model", "llama 3.1 8b", "--offload-optimizer"], "error: offload_optimizer: got True"),
         (["--model", "llama 3.1 8b", "--seq-len", "0"], "error: seq_len: got 0; valid: an integer"),
         (["--model", "llama 3.1 8b", "--zero", "7"], "error: zero_stage: got '7'"),
+        (
+            ["--model", "llama 3.1 8b", "--grad-accum", "0"],
+            "error: gradient_accumulation_steps: got 0; valid: an integer from 1 to",
+        ),
         (["--model", "lama 3.1 8b"], "error: unknown model 'lama 3.1 8b'; closest known: "),
         (["--config", "missing/config.json"], "error: model: got 'missing/config.json'"),
     ],

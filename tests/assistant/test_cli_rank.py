@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from assistant.cli import build_parser, main
-from assistant.cli.rank import request_data
+from assistant.cli.rank import job_settings, request_data
 from tests.tools.ranking_fixtures import instance
-from tests.tools.test_ranking import QLORA_CATALOG, _qlora_request
+from tests.tools.test_ranking import N1, ONE_GPU_SPOT, QLORA_CATALOG, _qlora_request
 from tools.catalog import Catalog
 from tools.catalog_io import write_catalog_yaml
 from tools.ranking import rank
@@ -98,6 +98,24 @@ def test_flags_map_to_the_request() -> None:
         "spot": {"preemption_rate_per_hour": 0.1, "storage_bandwidth_bytes_per_s": 2e9,
                  "restart_hours": 0.1},
     }, "assumption overrides"  # fmt: skip
+
+
+def test_engine_flags_reach_the_job(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    args = build_parser().parse_args(
+        [*QLORA_ARGS, "--engine", "deepspeed", "--optimizer-impl", "fused", "--grad-accum", "2"]
+    )
+    settings = job_settings(args)
+    assert (settings["engine"], settings["optimizer_impl"]) == ("deepspeed", "fused"), "engine"
+    assert settings["gradient_accumulation_steps"] == 2, "gradient accumulation"
+    assert "engine" not in job_settings(build_parser().parse_args(QLORA_ARGS)), "unset: auto"
+    # A DeepSpeed job on one GPU checkpoints its 16-bit model and the fp32 master with AdamW's
+    # moments: 2 + 12 = 14 B per parameter (plain PyTorch: 12).
+    path = write_catalog_yaml(Catalog(ONE_GPU_SPOT), tmp_path / "one.yaml")
+    full_1b = ["rank", "--model", "meta-llama/Llama-3.2-1B", "--tokens", "1e9", "--spot-required",
+               "--catalog", str(path)]  # fmt: skip
+    assert run_json(capsys, *full_1b)["ranked"][0]["checkpoint_bytes"] == 12 * N1, "PyTorch"
+    deepspeed = run_json(capsys, *full_1b, "--engine", "deepspeed")["ranked"][0]
+    assert deepspeed["checkpoint_bytes"] == 14 * N1, "DeepSpeed"
 
 
 @pytest.mark.parametrize(
