@@ -82,6 +82,12 @@ class Patterns:
     negation_after: re.Pattern[str]
     off_after: re.Pattern[str]
     conjunction: re.Pattern[str]
+    money_cue_before: re.Pattern[str]
+    money_cue_after: re.Pattern[str]
+    rate_word_before: re.Pattern[str]
+    gpu_cue_before: re.Pattern[str]
+    gpu_cue_after: re.Pattern[str]
+    filler_only: re.Pattern[str]
 
 
 def number_word_value(p: Patterns, match: re.Match[str]) -> float:
@@ -155,8 +161,10 @@ def patterns(lang: str) -> Patterns:
             c(f"{num_or_word}\\s*(?:x\\s*)?(?:{alt('counter')}\\s+)?{alt('noun.gpu')}"),
             c(f"(?P<one>{alt('count.one')})\\s+{alt('noun.gpu')}"),
         ),
+        # "8x", "two", "a single", "4 adet", "8 GPU" ("sur 8 GPU H100") before a GPU's name.
         count_before_gpu=c(
-            f"(?:{num_or_word}\\s*x?|(?P<one>{alt('count.one')}))\\s*(?:{alt('counter')}\\s*)?$"
+            f"(?:{num_or_word}\\s*x?|(?P<one>{alt('count.one')}))\\s*(?:{alt('counter')}\\s*)?"
+            f"(?:{alt('noun.gpu')}\\s*)?$"
         ),
         vram=c(
             f"{num}\\s*{alt('unit.vram', glue=True)}(?!\\s*(?:vram\\s+)?{conn}"
@@ -185,4 +193,15 @@ def patterns(lang: str) -> Patterns:
             r"\s*(?:,|/|&|\bor\b|\band\b|\bnor\b|\bof\b|\ben\b|\bou\b|\bet\b|\bni\b|"
             r"\bveya\b|\bya da\b|\bve\b|\boder\b|\bund\b|\bo\b|\by\b|\be\b)?\s*"
         ),
+        # A cue, then at most three words (no digits, nothing already read) before the amount:
+        # "max €2", "budget total de 1 500 €", "Budget: 800 EUR", "saatlik en fazla 80 TL".
+        money_cue_before=c(f"{alt('money.cue')}\\.?(?:[\\s:=~]+[^\\W\\d]+){{0,3}}[\\s:=~]*$"),
+        money_cue_after=c(f"(?:\\s*'\\w+)?\\s*{alt('money.cue_after')}"),
+        rate_word_before=c(f"{alt('rate.before')}\\s*$"),
+        gpu_cue_before=c(f"{alt('gpu.cue')}(?:\\s+{alt('filler')}){{0,2}}\\s*$"),
+        gpu_cue_after=c(
+            f"(?:\\s*'\\w+)?\\s*{alt('gpu.cue_after')}"
+            f"|'(?:{'|'.join(map(re.escape, lex.get('gpu.case_suffix'))) or '(?!)'})(?!\\w)"
+        ),
+        filler_only=c(f"(?:[^\\w¦]|¦|{alt('filler')})*"),
     )

@@ -4,16 +4,20 @@ Readers run in a fixed order over the folded text; each masks what it read, so a
 used once: model and GPU names first (so "8x7B" stays Mixtral's and "A100 80GB" a GPU), then
 money ("$3/h" is no deadline), context lengths, data sizes, bare model sizes, GPU counts, VRAM,
 batch and rank, deadlines, and finally the word slots (method, spot, objective, ...). When a
-message sets a slot twice, the last mention wins ("not 8B but 70B").
+message sets a slot twice, the last mention wins ("not 8B but 70B"). A price or a GPU that a
+sentence only talks about ("an H100 costs $0.01/h") is read and masked but sets no slot
+(`assistant.extract.cues`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-from assistant.extract.names import find_gpus, find_models
+from assistant.extract.cues import gpu_is_wanted, money_is_limit
+from assistant.extract.names import Found, find_gpus, find_models
 from assistant.extract.numbers import parse_number
 from assistant.extract.patterns import Patterns, number_word_value, patterns
 from assistant.extract.regions import find_region
@@ -59,22 +63,44 @@ def _read_models(doc: Doc, p: Patterns, slots: Slots) -> None:
 
 
 def _read_gpus(doc: Doc, p: Patterns, slots: Slots) -> None:
+    """GPUs the message asks for (see `assistant.extract.cues`); every GPU name is masked."""
+    named = [_gpu_mention(doc, p, found, glued) for found, glued in find_gpus(doc.text)]
+    for mention in named:  # first, so "H100 or A100" reads as a list of GPUs alone
+        doc.mask(mention.start, mention.end)
+    wanted = [m.count is not None or gpu_is_wanted(p, doc.text, m.start, m.end) for m in named]
+    # "on H200s or B200s", "A100 or H100 only": a GPU joined to a wanted one is wanted too.
+    links = [i for i in range(1, len(named))
+             if p.conjunction.fullmatch(doc.text, named[i - 1].end, named[i].start)]  # fmt: skip
+    for i in [*links, *reversed(links)]:
+        wanted[i - 1] = wanted[i] = wanted[i - 1] or wanted[i]
     chosen: list[str] = []
-    for found, glued_count in find_gpus(doc.text):
-        start = found.start
-        before = p.count_before_gpu.search(doc.text, max(0, start - 24), start)
-        count = glued_count
-        if before is not None and count is None:
-            count = _count(p, before)
-            if count is not None:
-                start = before.start()
-        if count is not None and 1 <= count <= _MAX_COUNT:
-            slots["num_gpus"] = count
-        ids, start, end = _memory_variant(doc, p, found.value.split(","), start, found.end)
-        chosen += [gid for gid in ids if gid not in chosen]
-        doc.mask(start, end)
+    for mention, want in zip(named, wanted, strict=True):
+        if want and mention.count is not None and 1 <= mention.count <= _MAX_COUNT:
+            slots["num_gpus"] = mention.count
+        if want:
+            chosen += [gid for gid in mention.ids if gid not in chosen]
     if chosen:
         slots["gpus"] = chosen
+
+
+@dataclass(frozen=True)
+class _GpuMention:
+    ids: list[str]
+    start: int  # with the count before the name, if any
+    end: int  # with the memory written next to it, if any
+    count: int | None
+
+
+def _gpu_mention(doc: Doc, p: Patterns, found: Found, glued_count: int | None) -> _GpuMention:
+    """A GPU name with the count before it ("8x", "two", "a single") and its memory."""
+    start, count = found.start, glued_count
+    before = p.count_before_gpu.search(doc.text, max(0, start - 24), start)
+    if before is not None and count is None:
+        count = _count(p, before)
+        if count is not None:
+            start = before.start()
+    ids, start, end = _memory_variant(doc, p, found.value.split(","), start, found.end)
+    return _GpuMention(ids, start, end, count)
 
 
 def _memory_variant(
@@ -108,18 +134,37 @@ def _count(p: Patterns, match: re.Match[str]) -> int | None:
 
 
 def _read_money(doc: Doc, p: Patterns, slots: Slots) -> None:
+    """Caps and budgets: amounts with a limiting cue or standing alone (see
+    `assistant.extract.cues`); every amount is masked, wanted or not."""
     amounts = [a for a in (_amount(doc, p, m) for m in p.money.finditer(doc.text)) if a]
-    for i, (money, _start, end, hourly) in enumerate(amounts):
+    opened: int | None = None  # where a range the next amount closes begins
+    for i, amount in enumerate(amounts):
         # "between $1 and $3 per hour": a range ending in a rate is a rate; its top is the cap.
         following = amounts[i + 1] if i + 1 < len(amounts) else None
-        if following and following[3] and p.range_link.fullmatch(doc.text, end, following[1]):
+        if (
+            following
+            and following.hourly
+            and p.range_link.fullmatch(doc.text, amount.end, following.start)
+        ):
+            opened = amount.begin if opened is None else opened
             continue
-        slots["max_price_per_hour" if hourly else "budget"] = money
-    for _, start, end, _ in amounts:
-        doc.mask(start, end)
+        begin = amount.begin if opened is None else opened
+        opened = None
+        if money_is_limit(p, doc.text, begin, amount.end):
+            slots["max_price_per_hour" if amount.hourly else "budget"] = amount.money
+    for amount in amounts:
+        doc.mask(amount.start, amount.end)
 
 
-def _amount(doc: Doc, p: Patterns, match: re.Match[str]) -> tuple[Money, int, int, bool] | None:
+class _Amount(NamedTuple):
+    money: Money
+    start: int  # with rate words before the amount ("saatte 50 TL", "hourly ... $3")
+    end: int  # with rate words after it ("$3/h", "2 € de l'heure")
+    hourly: bool
+    begin: int  # where the amount itself begins
+
+
+def _amount(doc: Doc, p: Patterns, match: re.Match[str]) -> _Amount | None:
     """The money a match spells, its span (with any rate words), and whether it is per hour."""
     amount = parse_number(match["n"] or match["n2"]) * _magnitude(p, match["mag"] or match["mag2"])
     currency = next((code for code, _ in p.currency.finditer(match.group())), None)
@@ -128,8 +173,13 @@ def _amount(doc: Doc, p: Patterns, match: re.Match[str]) -> tuple[Money, int, in
     start, end = match.span()
     after = p.rate_after.match(doc.text, end)
     before = p.rate_before.search(doc.text, max(0, start - 40), start)
-    span = (before.start() if before else start, after.end() if after else end)
-    return Money(amount=amount, currency=currency), *span, bool(after or before)
+    return _Amount(
+        Money(amount=amount, currency=currency),
+        before.start() if before else start,
+        after.end() if after else end,
+        bool(after or before),
+        start,
+    )
 
 
 def _magnitude(p: Patterns, word: str | None) -> float:

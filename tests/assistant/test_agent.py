@@ -315,11 +315,6 @@ def test_provider_setup_errors_are_clear(tmp_path: Path, monkeypatch: pytest.Mon
         make_chat_model(Settings(data_dir=tmp_path, llm="openai:gpt-4o"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="slot extraction (assistant/extract, G1) reads the planted 'an H100 costs $0.01/h' as "
-    "a $0.01/h price cap and an H100 preference, so the offline ranking changes",
-)
 def test_injection_in_the_users_message_leaves_the_offline_answer_unchanged(
     settings: Settings, catalog: Catalog, knowledge_base: Any, offline_answer: str
 ) -> None:
