@@ -58,14 +58,20 @@ JOBS: dict[str, RankRequest] = {
 }
 
 
-def real_catalog() -> Catalog:
+def real_catalog() -> tuple[Catalog, str]:
+    """The real catalog and what it is made of, in words."""
     builtin = Catalog.builtin()
     if not SKYPILOT.is_dir():
         print(f"  {SKYPILOT} not found: the project catalog only", flush=True)
-        return builtin
+        return builtin, f"the built-in catalog ({len(builtin)} rows; no SkyPilot folder)"
     imported = import_catalog(SKYPILOT, "skypilot", date.today()).catalog
-    print(f"  built-in {len(builtin)} + SkyPilot {len(imported)} instance types", flush=True)
-    return builtin.merged(imported)
+    merged = builtin.merged(imported)
+    text = (
+        f"built-in {len(builtin)} + SkyPilot {len(imported)} instance types, {len(merged)} rows"
+        " once merged"
+    )
+    print(f"  {text}", flush=True)
+    return merged, text
 
 
 def synthetic_catalog(templates: list[Instance], rows: int, seed: int = 7) -> list[Instance]:
@@ -123,21 +129,21 @@ def measure(
     return lines
 
 
-def update_readme(table: list[str], command: str) -> None:
+def update_readme(table: list[str], command: str, real: str) -> None:
     """Replace the '## Ranking' section of benchmarks/README.md (created when absent)."""
     text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
-    section = "\n".join([SECTION, "", *_section_body(table, command)]) + "\n"
+    section = "\n".join([SECTION, "", *_section_body(table, command, real)]) + "\n"
     start = text.find(SECTION + "\n")
     if start < 0:
         text = text.rstrip("\n") + "\n\n" + section
     else:
         end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + (text[end + 1 :] if end >= 0 else "")
+        text = text[:start] + section + ("\n" + text[end + 1 :] if end >= 0 else "")
     README.write_text(text, encoding="utf-8")
     print(f"updated {README}", flush=True)
 
 
-def _section_body(table: list[str], command: str) -> list[str]:
+def _section_body(table: list[str], command: str, real: str) -> list[str]:
     return [
         "Speed of `tools.ranking.rank` (plan search, hours, billed on-demand and spot cost,",
         "constraints, ordering) on a warm process: each case is ranked once (cold), then timed;",
@@ -146,7 +152,7 @@ def _section_body(table: list[str], command: str) -> list[str]:
         f"{SYNTHETIC_TARGET_S:g} s on 100k rows, warm.",
         "",
         f"Command: `{command}` ({date.today().isoformat()}, Python {sys.version.split()[0]}, a",
-        f"shared 2-core machine at load average {os.getloadavg()[0]:.1f}: wall times are",
+        f"shared 2-core machine at load average {os.getloadavg()[0]:.1f}: wall times can be",
         "inflated by other jobs; this process's CPU time is the fairer figure).",
         "",
         "| catalog | rows | job | top | qualified / excluded | cold ms | median wall ms |"
@@ -160,8 +166,13 @@ def _section_body(table: list[str], command: str) -> list[str]:
         "tens, so `all` on 100k qualifying rows is seconds: ask for the top N (the CLI shows 10).",
         "`rank` pauses Python's cycle collector while it builds rows: with a 100k-row catalog",
         "alive, the collections that row objects trigger rescanned it and doubled the time.",
-        "Real = the built-in catalog plus every SkyPilot row in ../shared/catalogs/skypilot;",
+        "Real = the built-in catalog plus every SkyPilot row in ../shared/catalogs/skypilot",
+        f"({real});",
         "synthetic = copies of those shapes with new ids, seeded random prices and regions.",
+        "Plans are sized as the ranking's assumptions state: single GPU and DDP as plain PyTorch",
+        "(autocast over fp32 weights), ZeRO and offload plans as DeepSpeed; spot checkpoints hold",
+        "the plan's trainable weights and optimizer state (full AdamW: 12 B per parameter under",
+        "PyTorch, 14 B under DeepSpeed).",
     ]
 
 
@@ -172,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--update-readme", action="store_true", help="write benchmarks/README.md")
     args = parser.parse_args(argv)
     print("loading catalogs ...", flush=True)
-    real = real_catalog().instances
+    catalog, composition = real_catalog()
+    real = catalog.instances
     print(f"building a synthetic catalog of {args.rows:,} rows ...", flush=True)
     synthetic = synthetic_catalog(real, args.rows)
     print("ranking (cold wall ms, median wall ms, median CPU ms) ...", flush=True)
@@ -182,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.update_readme:
         command = "python benchmarks/ranking.py " + " ".join(argv or sys.argv[1:])
-        update_readme(table, command.strip())
+        update_readme(table, command.strip(), composition)
     return 0
 
 
