@@ -1,13 +1,22 @@
 """classify_intent: a job description, a guidance question, both, or neither.
 
 - guidance: a question about a concept ("are spot instances safe for training?", "NVLink neden
-  önemli?") or a quantity with no job in it ("hoeveel VRAM heb ik nodig om te fine-tunen?");
+  önemli?"), a question about the domain ("how often should I checkpoint on spot?", "spot
+  sunucularda ne sıklıkla checkpoint almalıyım?"), or a quantity with no job in it ("hoeveel
+  VRAM heb ik nodig om te fine-tunen?");
 - job: a job's specifics (model, data, money, deadline, GPUs, ...), a wish to train or rent, a
   request for a recommendation ("which GPU should I rent ...?"), or an amendment of the job
   already in the state ("and with full fine-tuning?", "only spot");
 - mixed: a concept question about a specific job ("is spot safe for my 70B QLoRA run?"), or about
   the job in the state ("is spot safe for my run?");
 - other: greetings, thanks, anything else.
+
+A domain question is an interrogative form ("how often", "should I", "kan ik", "dois-je",
+"sollte ich", "cada cuánto", "ne sıklıkla", "nasıl"; `intent.question`) or a modal form in a
+sentence with a question mark ("¿debo ...?", "almalıyım?", "ich muss ...?"; `intent.modal` and
+Turkish -mAlI endings), or a Turkish question particle closing a clause ("güvenli mi?",
+"kullanabilir miyim?"), together with a word of the domain (spot, checkpoint, VRAM, LoRA, GPU,
+training, cost, ...; `intent.domain`) or a slot the message sets.
 """
 
 from __future__ import annotations
@@ -38,14 +47,43 @@ class _Cues:
     own_job: re.Pattern[str]
     amend: re.Pattern[str]
     recommend: re.Pattern[str]
+    question: re.Pattern[str]
+    modal: re.Pattern[str]
+    domain: re.Pattern[str]
+    particle: re.Pattern[str]
+
+    def asks(self, folded: str) -> bool:
+        """Whether the text asks something: an interrogative, a clause-final question
+        particle, or a modal form in a sentence with a question mark."""
+        if self.question.search(folded) or self.particle.search(folded):
+            return True
+        return "?" in folded and bool(self.modal.search(folded))
+
+
+_CATEGORIES = ("concept", "quantity", "job", "own_job", "amend", "recommend", "question")
 
 
 @cache
 def _cues() -> _Cues:
     lex = lexicon()
     compile_ = lambda cat: re.compile(alternation(lex.get(f"intent.{cat}")))  # noqa: E731
+    # Turkish suffixes: "-malıyım" glued to a verb stem of two or more letters (not "temeli",
+    # "its base"); the particle "mi"/"mı"/"mu"/"mü" with its endings closing a clause.
+    suffixes = "|".join(sorted(map(re.escape, lex.get("intent.question_suffix")), key=len)[::-1])
+    particles = alternation(lex.get("intent.question_particle"))
+    modal = alternation(lex.get("intent.modal"))
+    concept, quantity, job, own_job, amend, recommend, question = map(compile_, _CATEGORIES)
     return _Cues(
-        *(compile_(cat) for cat in ("concept", "quantity", "job", "own_job", "amend", "recommend"))
+        concept=concept,
+        quantity=quantity,
+        job=job,
+        own_job=own_job,
+        amend=amend,
+        recommend=recommend,
+        question=question,
+        modal=re.compile(f"{modal}|(?<!\\w)(?!teme)\\w{{2,}}?(?:{suffixes or '(?!)'})(?!\\w)"),
+        domain=compile_("domain"),
+        particle=re.compile(f"{particles}(?=\\s*(?:[?.!,;]|$))"),
     )
 
 
@@ -63,16 +101,25 @@ def classify_intent(
         cues.own_job.search(folded) or cues.amend.search(folded) or not update.is_empty()
     )
     # "Which GPU should I rent ...?" asks for a recommendation: a job, whatever else it says.
-    if cues.concept.search(folded) and not cues.recommend.search(folded):
-        if specific or (has_job and cues.own_job.search(folded)):
-            return "mixed"
-        return (
-            "job"
-            if has_job and cues.amend.search(folded) and not update.is_empty()
-            else ("guidance")
-        )
+    recommend = bool(cues.recommend.search(folded))
+    if cues.concept.search(folded) and not recommend:
+        return _question_intent(cues, folded, update, specific, has_job)
     if cues.quantity.search(folded) and not specific:
         return "job" if about_state or (has_job and cues.job.search(folded)) else "guidance"
+    domain = bool(cues.domain.search(folded)) or not update.is_empty()
+    if domain and not recommend and cues.asks(folded):
+        return _question_intent(cues, folded, update, specific, has_job)
     if not update.is_empty() or cues.job.search(folded) or about_state:
         return "job"
     return "other"
+
+
+def _question_intent(
+    cues: _Cues, folded: str, update: SlotUpdate, specific: bool, has_job: bool
+) -> Intent:
+    """A question: about a specific job (mixed), amending the job (job), or general."""
+    if specific or (has_job and cues.own_job.search(folded)):
+        return "mixed"
+    if has_job and cues.amend.search(folded) and not update.is_empty():
+        return "job"
+    return "guidance"

@@ -75,3 +75,127 @@ def test_every_language_has_all_intents() -> None:
     for lang in ("en", "nl", "fr", "tr", "de", "es"):
         intents = {c[3] for c in CASES if c[0] == lang}
         assert intents == {"guidance", "job", "mixed", "other"}, f"{lang}: {sorted(intents)}"
+
+
+# Guidance questions people ask in each language (question forms: how often, why, should I,
+# can I, is it safe, Turkish -mAlI / -abilir mi / mı, ...), with no job in the state: each must
+# read as guidance, so the first message of a conversation gets a knowledge-base answer rather
+# than "which model?". Job descriptions and job-specific questions beside them.
+QUESTIONS: dict[str, dict[str, list[str]]] = {
+    "en": {
+        "guidance": [
+            "How often should I save a checkpoint when training on preemptible machines?",
+            "Can I get away with PCIe cards for multi-GPU fine-tuning, or do I need NVLink?",
+            "Why does the optimizer state eat so much GPU memory?",
+            "Should I pick bf16 or fp16 for training?",
+            "Is it safe to run a LoRA job on interruptible capacity?",
+            "Do I need InfiniBand when training across several nodes?",
+        ],
+        "job": [
+            "Fine-tune Mistral 7B with LoRA on 50k examples, cheapest option",
+            "I need to pretrain a 1B model on 20B tokens within a week",
+        ],
+        "mixed": ["How often should I checkpoint my 70B QLoRA run on spot?"],
+        "other": ["How are you?"],
+    },
+    "nl": {
+        "guidance": [
+            "Hoe vaak moet ik een checkpoint wegschrijven als ik op spot-instances train?",
+            "Kan ik LoRA-training doen op een kaart met weinig geheugen?",
+            "Waarom telt de bandbreedte tussen GPU's zo zwaar bij training?",
+            "Moet ik voor fine-tunen bf16 of fp16 kiezen?",
+            "Is het verstandig om een lange training op spot te draaien?",
+            "Verlies ik mijn voortgang als een spot-server wordt onderbroken?",
+        ],
+        "job": [
+            "Ik wil Qwen2.5 7B volledig fine-tunen op 100.000 voorbeelden, zo goedkoop mogelijk"
+        ],
+        "mixed": ["Hoe vaak moet ik checkpointen voor mijn 70B QLoRA-run op spot?"],
+        "other": ["Hoe gaat het?"],
+    },
+    "fr": {
+        "guidance": [
+            "À quelle fréquence dois-je sauvegarder un checkpoint sur des instances spot ?",
+            "Puis-je faire de l'affinage LoRA sur une carte graphique grand public ?",
+            "Pourquoi la bande passante mémoire compte-t-elle pour l'entraînement ?",
+            "Faut-il activer le gradient checkpointing quand la mémoire manque ?",
+            "Est-ce risqué d'entraîner sur des instances interruptibles ?",
+            "Comment ZeRO-3 réduit-il la mémoire occupée sur chaque GPU ?",
+        ],
+        "job": [
+            "Je voudrais entraîner Mistral 7B en LoRA sur 300 millions de tokens, au plus bas prix"
+        ],
+        "mixed": ["À quelle fréquence sauvegarder mon entraînement de Llama 3.1 70B sur spot ?"],
+        "other": ["Comment ça va ?"],
+    },
+    "tr": {
+        "guidance": [
+            "spot sunucularda ne sıklıkla checkpoint almalıyım?",
+            "Spot instance kullanırken ilerlememi kaybeder miyim?",
+            "Birden fazla GPU ile eğitimde NVLink şart mı?",
+            "İnce ayar için bf16 mı fp16 mı kullanmalıyım?",
+            "Kesintiye uğrayan bir sunucuda eğitime nasıl devam edebilirim?",
+            "Gradient checkpointing belleği neden azaltır?",
+            "LoRA eğitimini tüketici ekran kartında yapabilir miyim?",
+        ],
+        "job": ["Mistral 7B'yi 500 bin örnekle LoRA ile eğitmek istiyorum, en ucuz seçenek olsun"],
+        "mixed": ["70B QLoRA eğitimimde ne sıklıkla checkpoint almalıyım?"],
+        "other": ["Nasılsın?"],
+    },
+    "de": {
+        "guidance": [
+            "Wie oft sollte ich auf Spot-Instanzen einen Checkpoint schreiben?",
+            "Kann ich LoRA auf einer Grafikkarte mit wenig Speicher trainieren?",
+            "Brauche ich NVLink, wenn ich auf mehreren GPUs trainiere?",
+            "Lohnt sich bf16 gegenüber fp16 beim Feintunen?",
+            "Verliere ich meinen Fortschritt, wenn eine Spot-Instanz unterbrochen wird?",
+            "In welchen Abständen sollte man beim Training Zwischenstände sichern?",
+        ],
+        "job": [
+            "Ich möchte Llama 3.1 8B mit QLoRA auf 100 Mio. Tokens feintunen, möglichst günstig"
+        ],
+        "mixed": ["Wie oft sollte ich bei meinem 70B-QLoRA-Training auf Spot checkpointen?"],
+        "other": ["Wie geht's?"],
+    },
+    "es": {
+        "guidance": [
+            "¿Cada cuánto debo guardar un checkpoint si entreno en instancias spot?",
+            "¿Puedo hacer ajuste fino con LoRA en una tarjeta gráfica con poca memoria?",
+            "¿Por qué importa tanto la interconexión entre GPUs al entrenar?",
+            "¿Conviene usar bf16 o fp16 para el entrenamiento?",
+            "¿Es arriesgado entrenar en servidores interrumpibles?",
+            "¿Qué pasa con mi progreso si se interrumpe una instancia spot?",
+        ],
+        "job": [
+            "Quiero entrenar Qwen2.5 7B con LoRA sobre 100.000 ejemplos, lo más barato posible"
+        ],
+        "mixed": ["¿Cada cuánto debo guardar checkpoints en mi entrenamiento de 70B con QLoRA?"],
+        "other": ["¿Cómo estás?"],
+    },
+}  # fmt: skip
+TABLE = [(lang, intent, text) for lang, by_intent in QUESTIONS.items()
+         for intent, texts in by_intent.items() for text in texts]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lang", "intent", "text"), TABLE, ids=[c[2][:40] for c in TABLE])
+def test_question_table(lang: str, intent: str, text: str) -> None:
+    got = classify_intent(text, lang, NONE)
+    assert got == intent, f"{text!r} ({lang}, no job yet): got {got}, want {intent}"
+
+
+def test_question_table_covers_every_language() -> None:
+    for lang, by_intent in QUESTIONS.items():
+        assert len(by_intent["guidance"]) >= 5, f"{lang}: fewer than five guidance questions"
+        assert {"job", "mixed"} <= set(by_intent), f"{lang}: jobs and mixed questions too"
+    assert sorted(QUESTIONS) == sorted(["en", "nl", "fr", "tr", "de", "es"])
+
+
+# Follow-ups that amend the job stay jobs, question mark or not.
+FOLLOW_UPS = [("en", "only spot?"), ("tr", "sadece spot?"), ("de", "nur Spot?"),
+              ("es", "¿y con LoRA?"), ("fr", "et avec LoRA ?"), ("nl", "en met LoRA?")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lang", "text"), FOLLOW_UPS, ids=[c[1] for c in FOLLOW_UPS])
+def test_amending_follow_ups_stay_jobs(lang: str, text: str) -> None:
+    got = classify_intent(text, lang, JOB)
+    assert got == "job", f"{text!r} ({lang}) with a job in the state: got {got}"
