@@ -14,11 +14,14 @@ an answer may display it in, kept apart by kind:
 - time: a field named `*hours` in minutes (x 60) and days (/ 24);
 - a sequence's length is a value too (a count such as "top 3" or "137 excluded").
 Counts written with a magnitude ("70B", "200 milyon") are scaled on the answer side instead.
+- money: a field named for a price, cost, budget or amount (`price_per_hour`, `total_cost`,
+  `budget`, Money's `amount`) and a figure a source text writes with a currency.
 A shown figure matches a source value within half a unit of its last written digit; signs are
 ignored. A figure written as money matches only values as computed, never a size, percentage
 or time form; one written with a size unit (GiB, GB, Go) or a time unit only those forms or
 values as computed. Beyond that matching is by value: a price equal to another computed figure
-passes.
+passes, except an amount below one unit ("$0.01/h"), which only a money value matches (any
+fraction in the sources would otherwise ground it).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
+import re
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from enum import Enum
@@ -34,10 +38,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from assistant.grounding_text import (
-    ANY_KIND,
+    MONEY,
     PERCENT,
     RAW,
     SIZE,
+    SOURCE_KINDS,
     TIME,
     Candidate,
     ShownDate,
@@ -52,6 +57,8 @@ _BYTE_DIVISORS = (1 << 30, 1e9, 1 << 20, 1e6, 1 << 40, 1e12)
 _ALWAYS_SHOWN = (1 << 30, 1e9)  # GiB and GB; MiB, MB, TiB, TB only from 1 to 1023 of them
 _GIB_PER_GB = 1e9 / (1 << 30)
 _REL_EPS = 1e-9
+# Field names that hold money (tools/ranking_models.py, tools/catalog.py, assistant/state.py).
+_MONEY_KEY = re.compile(r"price|cost|budget|usd|(?:^|_)(?:amount|eur|try|money)(?:_|$)", re.I)
 
 
 class GroundingSources(BaseModel):
@@ -92,7 +99,7 @@ class SourceIndex:
     """Source values by kind (absolute, sorted on first lookup) and source dates."""
 
     def __init__(self) -> None:
-        self._values: dict[str, list[float]] = {kind: [] for kind in ANY_KIND}
+        self._values: dict[str, list[float]] = {kind: [] for kind in SOURCE_KINDS}
         self._sorted = True
         self._dates: set[tuple[int, int, int | None]] = set()
 
@@ -111,6 +118,8 @@ class SourceIndex:
         if isinstance(value, float):
             self._add(PERCENT, value * 100)
         name = key.lower()
+        if _MONEY_KEY.search(name):
+            self._add(MONEY, value)
         if name.endswith("_gib"):
             self._add(SIZE, value / _GIB_PER_GB)
         elif name.endswith("_gb"):
@@ -134,6 +143,8 @@ class SourceIndex:
             for reading in number.readings:
                 for candidate in reading:
                     self._add(RAW, candidate.value)
+                    if number.money:
+                        self._add(MONEY, candidate.value)
         for shown in dates:
             for year, month, day in shown.options:
                 self._dates |= {(year, month, day), (year, month, None)}
@@ -191,10 +202,13 @@ class SourceIndex:
         return any(option in self._dates for option in shown.options)
 
 
-def check_grounding(answer_text: str, sources: GroundingSources | SourceIndex) -> GroundingReport:
-    """Whether every figure in `answer_text` traces to `sources`, and the ones that do not."""
+def check_grounding(
+    answer_text: str, sources: GroundingSources | SourceIndex, lang: str | None = None
+) -> GroundingReport:
+    """Whether every figure in `answer_text` traces to `sources`, and the ones that do not.
+    `lang`, the answer's language when known, reads a lone "1,234" by its number marks."""
     index = sources if isinstance(sources, SourceIndex) else sources.index()
-    numbers, dates = shown_figures(answer_text)
+    numbers, dates = shown_figures(answer_text, lang)
     missing = [(n.start, n.text) for n in numbers if not index.has_number(n)]
     missing += [(d.start, d.text) for d in dates if not index.has_date(d)]
     seen: dict[str, None] = {}

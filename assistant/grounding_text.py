@@ -4,12 +4,19 @@
 can mean and the tolerance its written precision implies:
 
 - separators: "1,234.5" and "1.234,5" and "1 234,5" (space, no-break or narrow no-break space,
-  apostrophe) are 1234.5; a lone "1,234" or "1.234" is either 1234 or 1.234, and both readings
-  are kept (the check accepts the figure when either traces to a source);
+  apostrophe) are 1234.5; every decimal is read ("3.1416" is 3.1416, never "3.141" and a 6).
+  A group of exactly three digits after one separator is a thousands group only where a locale
+  would write one: after one to three leading digits that are not a lone 0 ("0.017" and
+  "1234.567" are fractions), with the same mark between all groups. A lone "1,234" or "1.234"
+  is then either 1234 or 1.234: both readings are kept (the check accepts the figure when either
+  traces to a source), unless `lang` names the answer's language, whose marks decide ("1,234"
+  is 1234 in English and 1.234 in German);
 - precision: a figure written with d decimals stands for anything within half a unit of its last
   digit: "41.8" for 41.75..41.85, "42" for 41.5..42.5;
 - money and percent signs in either position ("$3", "3 €", "12 %", "%12"); a percentage also
-  reads as its fraction (12 % = 0.12);
+  reads as its fraction (12 % = 0.12); an amount of money below one unit ("$0.01/h") is so
+  coarse a figure that it traces only to a money value of the sources (a price or cost field,
+  or an amount written as money), never to any other number;
 - magnitude suffixes and words ("70B", "70 B", "200M", "8 Milliarden", "70 miljard", "7 milyar",
   "1.5T") read as the scaled value and as the bare number;
 - dates (ISO, day.month.year, day/month/year either way round, and month names in the six
@@ -32,12 +39,15 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from babel.dates import get_month_names
+from babel.numbers import get_decimal_symbol, get_group_symbol
 
 __all__ = [
     "ANY_KIND",
+    "MONEY",
     "PERCENT",
     "RAW",
     "SIZE",
+    "SOURCE_KINDS",
     "TIME",
     "Candidate",
     "ShownDate",
@@ -49,9 +59,13 @@ LANG_CODES = ("en", "nl", "fr", "tr", "de", "es")
 SMALL_INT = 10
 _SPACES = " \u00a0\u202f"
 _GROUP_CHARS = ",.'’" + _SPACES
+# Grouped thousands (one mark throughout, each group exactly three digits, a decimal part with
+# the other mark), else digits with one decimal mark, each not followed by a further mark and
+# digit; else any run of digits and marks ("1,234,5"), read whole rather than cut.
 _NUMBER = re.compile(
     r"(?<![\d.,])"
-    r"(?P<num>\d{1,3}(?:[,.'’\u00a0\u202f ]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+    r"(?P<num>\d{1,3}(?P<g>[,.'’\u00a0\u202f ])\d{3}(?!\d)(?:(?P=g)\d{3}(?!\d))*"
+    r"(?:(?!(?P=g))[.,]\d+)?(?![.,]?\d)|\d+(?:[.,]\d+)?(?![.,]?\d)|\d+(?:[.,]\d+)+)"
     r"(?P<exp>[eE][-+]?\d{1,3}(?![^\W\d_]))?"
 )
 _IDENTIFIER = re.compile(r"(?<![\w.\-])[^\W\d_][\w.\-]*\d[\w.\-]*")
@@ -103,6 +117,11 @@ _MONEY_AFTER = re.compile(r"[ \u00a0\u202f]?(?:[$€₺£]|US\$|\$US|TL|TRY|USD|
 # unit, a fraction as a percentage, hours in minutes or days.
 RAW, SIZE, PERCENT, TIME = "raw", "size", "percent", "time"
 ANY_KIND = frozenset({RAW, SIZE, PERCENT, TIME})
+# A value the sources give as money: a price or cost field, or an amount written with a currency.
+# Only an amount below one unit needs one (see the module docstring); every money value is RAW too.
+MONEY = "money"
+SOURCE_KINDS = ANY_KIND | {MONEY}
+TINY_MONEY = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,11 +137,13 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class ShownNumber:
-    """A written number; grounded when every candidate of one of its readings is."""
+    """A written number; grounded when every candidate of one of its readings is. `money`: written
+    with a currency sign or code."""
 
     text: str
     start: int
     readings: tuple[tuple[Candidate, ...], ...]
+    money: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,14 +155,17 @@ class ShownDate:
     options: tuple[tuple[int, int, int | None], ...]
 
 
-def shown_figures(text: str) -> tuple[list[ShownNumber], list[ShownDate]]:
-    """Every number and date `text` shows, in order (see the module docstring for the rules)."""
-    numbers, dates = _shown_figures(text)
+def shown_figures(text: str, lang: str | None = None) -> tuple[list[ShownNumber], list[ShownDate]]:
+    """Every number and date `text` shows, in order (see the module docstring for the rules);
+    `lang` (en, nl, fr, tr, de, es), when known, settles a lone "1,234" or "1.234"."""
+    numbers, dates = _shown_figures(text, lang)
     return list(numbers), list(dates)
 
 
 @lru_cache(maxsize=4096)
-def _shown_figures(text: str) -> tuple[tuple[ShownNumber, ...], tuple[ShownDate, ...]]:
+def _shown_figures(
+    text: str, lang: str | None
+) -> tuple[tuple[ShownNumber, ...], tuple[ShownDate, ...]]:
     if not _ANY_DIGIT.search(text):
         return (), ()
     masked = _mask(text, _URL)
@@ -152,7 +176,7 @@ def _shown_figures(text: str) -> tuple[tuple[ShownNumber, ...], tuple[ShownDate,
     for match in _NUMBER.finditer(masked):
         if match.start() in skip:
             continue
-        found = _read_number(match, masked, text)
+        found = _read_number(match, masked, text, _marks(lang))
         if found is not None:
             numbers.append(found)
     return tuple(numbers), tuple(dates)
@@ -175,12 +199,14 @@ def _mask_identifiers(text: str) -> str:
 # ------------------------------------------------------------------------------ numbers
 
 
-def _read_number(match: re.Match[str], masked: str, text: str) -> ShownNumber | None:
+def _read_number(
+    match: re.Match[str], masked: str, text: str, marks: tuple[str, str] | None
+) -> ShownNumber | None:
     raw, end = match.group("num"), match.end()
     after, before = masked[end : end + 16], masked[max(0, match.start() - 8) : match.start()]
     if _ORDINAL.match(after) and not match.group("exp") and raw.isdigit() and int(raw) <= SMALL_INT:
         return None
-    readings = _readings(raw)
+    readings = _readings(raw, marks)
     exp = match.group("exp")
     if exp:
         scale = 10.0 ** int(exp[1:])
@@ -192,14 +218,20 @@ def _read_number(match: re.Match[str], masked: str, text: str) -> ShownNumber | 
         magnitude = magnitude if magnitude.group("letter").isupper() else None
     is_percent = bool(percent or _PERCENT_BEFORE.search(before))
     shown_end += percent.end() if percent else (magnitude.end() if magnitude else 0)
-    candidates = _candidates(readings, is_percent, _multipliers(magnitude), _kinds(before, after))
-    return ShownNumber(text[match.start() : shown_end].strip(), match.start(), candidates)
+    kinds = _kinds(before, after)
+    candidates = _candidates(readings, is_percent, _multipliers(magnitude), kinds)
+    money = kinds == _MONEY_KINDS
+    shown = text[match.start() : shown_end].strip()
+    return ShownNumber(shown, match.start(), candidates, money)
+
+
+_MONEY_KINDS = frozenset({RAW})
 
 
 def _kinds(before: str, after: str) -> frozenset[str]:
     """Which source forms a figure may match, by the sign or unit written with it."""
     if _MONEY_BEFORE.search(before) or _MONEY_AFTER.match(after):
-        return frozenset({RAW})
+        return _MONEY_KINDS
     if _SIZE_AFTER.match(after):
         return frozenset({RAW, SIZE})
     if _TIME_AFTER.match(after):
@@ -225,41 +257,72 @@ def _candidates(
     out: list[tuple[Candidate, ...]] = []
     plain = not (is_percent or multipliers) and kinds == ANY_KIND
     written_kinds = kinds & frozenset({RAW, PERCENT}) if is_percent else kinds
+    money = kinds == _MONEY_KINDS and not is_percent
     for reading in readings:
         exact = plain and len(reading) == 1
-        out.append(tuple(_candidate(v, d, 1.0, exact, written_kinds) for v, d in reading))
+        out.append(tuple(_candidate(v, d, 1.0, exact, written_kinds, money) for v, d in reading))
         scales = [0.01] if is_percent else list(multipliers)
         for scale in scales:
-            out.append(tuple(_candidate(v, d, scale, False, frozenset({RAW})) for v, d in reading))
+            out.append(
+                tuple(_candidate(v, d, scale, False, _MONEY_KINDS, money) for v, d in reading)
+            )
     return tuple(out)
 
 
 def _candidate(
-    value: float, digits: int, scale: float, may_be_exact: bool, kinds: frozenset[str]
+    value: float,
+    digits: int,
+    scale: float,
+    may_be_exact: bool,
+    kinds: frozenset[str],
+    money: bool = False,
 ) -> Candidate:
     exact = may_be_exact and digits == 0 and value <= SMALL_INT
+    if money and abs(value * scale) < TINY_MONEY:
+        kinds = frozenset({MONEY})  # "$0.01": only a money value of the sources grounds it
     return Candidate(value * scale, 0.5 * 10.0**-digits * scale, exact, kinds)
 
 
-def _readings(raw: str) -> list[list[tuple[float, int]]]:
+def _readings(raw: str, marks: tuple[str, str] | None = None) -> list[list[tuple[float, int]]]:
     """The (value, decimals) readings of a digit string with separators. Most strings have one
-    reading; a lone ',' or '.' before 3 digits has two; plain-space grouping may also be a run
-    of separate numbers."""
+    reading; a lone ',' or '.' before exactly 3 digits after a plausible leading group has two
+    (one when `marks`, the locale's (decimal, group) marks, settle it); plain-space grouping may
+    also be a run of separate numbers."""
     seps = [(i, ch) for i, ch in enumerate(raw) if not ch.isdigit()]
     if not seps:
         return [[(float(raw), 0)]]
     last_i, last_ch = seps[-1]
     tail = len(raw) - last_i - 1
+    lead = raw[: seps[0][0]]
+    grouped = len(lead) <= 3 and lead[0] != "0"  # "0.017" and "1234.567" group nothing
     readings: list[list[tuple[float, int]]] = []
     if tail != 3 or (len(seps) > 1 and last_ch in ".," and last_ch != seps[0][1]):
         readings.append([_decimal(raw, last_i)])
     elif len(seps) == 1 and last_ch in ".,":
-        readings += [[(_digits(raw), 0)], [_decimal(raw, last_i)]]
+        as_group, as_decimal = [(_digits(raw), 0)], [_decimal(raw, last_i)]
+        if not grouped or (marks is not None and last_ch == marks[0]):
+            readings.append(as_decimal)
+        elif marks is not None and last_ch == marks[1]:
+            readings.append(as_group)
+        else:
+            readings += [as_group, as_decimal]
     else:
         readings.append([(_digits(raw), 0)])
     if " " in raw:
         readings.append([r[0] for part in raw.split(" ") for r in _readings(part)[:1]])
     return readings
+
+
+@cache
+def _marks(lang: str | None) -> tuple[str, str] | None:
+    """The (decimal, grouping) marks of an answer language as Babel formats numbers (French
+    groups with a narrow no-break space, so a lone "." before three digits stays ambiguous)."""
+    from assistant.i18n import LOCALES
+
+    if lang not in LOCALES:
+        return None
+    locale = LOCALES[lang]
+    return get_decimal_symbol(locale), get_group_symbol(locale)
 
 
 def _digits(raw: str) -> float:

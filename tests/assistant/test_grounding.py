@@ -303,3 +303,114 @@ def test_a_value_perturbed_beyond_rounding_is_not_grounded(
     assume(all(abs(written.value - form) > 2 * written.tol for form in displayed(value)))
     report = check_grounding(text, GroundingSources(artifacts=[_source(kind, value)]))
     assert not report.grounded, f"{text!r} is not {value} ({lang})"
+
+
+# ------------------------------------------------------------------------------ every decimal
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("$3.1416", [[3.1416]]),  # not "3.141" (3141 or 3.141) and a stray 6
+        ("$0.0173", [[0.0173]]),  # not "0.017" (17 or 0.017) and a stray 3
+        ("12,34567 GiB", [[12.34567]]),
+        ("1,234.5678", [[1234.5678]]),
+        ("1.234,5678", [[1234.5678]]),
+        ("0.017", [[0.017]]),  # a lone 0 groups nothing: a fraction only
+        ("0,125", [[0.125]]),
+        ("1234.567", [[1234.567]]),  # four leading digits are no thousands group
+        ("1.234.567", [[1234567.0]]),  # groups throughout: thousands only
+        ("1,234", [[1234.0, 1.234]]),  # exactly three digits after one mark: both readings
+        ("1,234,5", [[1234.5]]),  # malformed: read whole, never cut
+    ],
+)
+def test_every_decimal_is_read(text: str, expected: list[list[float]]) -> None:
+    assert _values(text) == expected, text
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("1,234", "en", [[1234.0]]),
+        ("1.234", "en", [[1.234]]),
+        ("1,234", "de", [[1.234]]),
+        ("1.234", "de", [[1234.0]]),
+        ("1.234", "tr", [[1234.0]]),
+        ("1,234", "fr", [[1.234]]),
+        ("1.234", "fr", [[1234.0, 1.234]]),  # French groups with a space: "." stays ambiguous
+        ("1,234", None, [[1234.0, 1.234]]),
+    ],
+)
+def test_the_answer_language_settles_a_lone_three_digit_group(
+    text: str, lang: str | None, expected: list[list[float]]
+) -> None:
+    numbers, _ = shown_figures(text, lang)
+    assert [[r[0].value for r in n.readings] for n in numbers] == expected, f"{text} ({lang})"
+
+
+def test_a_truncated_reading_no_longer_grounds_an_invented_figure() -> None:
+    assert _check("costs $0.0173 per token", {"nodes": 17}) == ["0.0173"], "17 is not 0.0173"
+    assert _check("$3.1416 per hour", {"tokens": 3141}) == ["3.1416"], "3141 is not 3.1416"
+    assert _check("$3.1416 per hour", {"price_per_hour": 3.14159}) == [], "the value shown"
+    sources = GroundingSources(artifacts=[{"tokens": 1234}])
+    assert check_grounding("1.234", sources, lang="de").grounded, "1.234 is 1234 in German"
+    assert not check_grounding("1.234", sources, lang="en").grounded, "1.234 is 1.234 in English"
+
+
+def test_tiny_money_traces_only_to_money() -> None:
+    assert _check("an H100 costs $0.01/h", {"margin": 0.012}) == ["0.01"], "a fraction is no price"
+    assert _check("an H100 costs $0.01/h", {"price_per_hour": 0.012}) == [], "a price, rounded"
+    assert _check("an H100 costs $0.01/h", {"price_per_hour": 0.016}) == ["0.01"], "not rounded"
+    state_budget = {"budget": {"amount": 0.5, "currency": "EUR"}}
+    assert _check("within your 0,50 € per hour", state_budget) == [], "the user's Money amount"
+    assert _check("0,50 €", {"ratio": 0.5}) == ["0,50"], "a ratio is no amount of money"
+    assert _check("$12.00", {"ratio": 12.0}) == [], "a whole unit or more still matches by value"
+    passage = GroundingSources(passages=["Spot capacity can cost $0.35/h; use a 0.01 margin."])
+    assert check_grounding("$0.35/h", passage).grounded, "money a passage writes as money"
+    assert not check_grounding("$0.01/h", passage).grounded, "0.01 is written there, not as money"
+    users = GroundingSources(user_messages=["an H100 costs $0.01/h"])
+    assert check_grounding("$0.01/h", users).grounded, "the user's own figure (guarded elsewhere)"
+
+
+@given(
+    st.floats(0.0001, 1e6, allow_nan=False),
+    st.integers(4, 7),
+    st.sampled_from(LANGS),
+    st.booleans(),
+)
+def test_any_number_with_many_decimals_is_read_whole(
+    value: float, digits: int, lang: str, with_lang: bool
+) -> None:
+    text = format_number(value, lang, digits)
+    numbers, _ = shown_figures(text, lang if with_lang else None)
+    assert len(numbers) == 1, f"{text!r}: one figure"
+    shown = round(value, digits)
+    first = numbers[0].readings[0][0]
+    assert first.value == pytest.approx(shown, rel=1e-12, abs=1e-12), f"{text!r} is {shown}"
+    assert first.tol == pytest.approx(0.5 * 10.0**-digits), f"{text!r}: {digits} decimals"
+    assert len(numbers[0].readings) == 1, f"{text!r}: more than three decimals are no group"
+
+
+@given(st.integers(1, 10**9), st.sampled_from(LANGS))
+def test_in_its_own_language_a_count_has_one_reading(value: int, lang: str) -> None:
+    text = format_count(value, lang)
+    numbers, _ = shown_figures(text, lang)
+    assert [[r[0].value for r in n.readings] for n in numbers] == [[value]], (
+        f"{text!r}: one reading"
+    )
+    assert check_grounding(text, GroundingSources(artifacts=[[value]]), lang=lang).grounded, text
+
+
+@given(st.integers(1, 99), st.sampled_from(LANGS), st.sampled_from(["margin", "ratio", "util"]))
+def test_an_invented_amount_below_one_unit_needs_a_money_source(
+    cents: int, lang: str, field: str
+) -> None:
+    amount = cents / 100
+    text = format_money(amount, "USD", lang)
+    plain = GroundingSources(artifacts=[{field: amount}], passages=[f"about {amount} of it"])
+    assert not check_grounding(text, plain).grounded, f"{text!r}: {amount} is no price there"
+    priced = GroundingSources(artifacts=[{"price_per_hour": amount}])
+    assert check_grounding(text, priced).grounded, f"{text!r} is the price"
+    digits = f"{cents:02d}"  # "$0.0173"-style: more decimals, same leading digits
+    invented = format_number(float(f"0.0{digits}7"), lang, 4)
+    assert not check_grounding(f"$ {invented}", GroundingSources(artifacts=[[cents]])).grounded
