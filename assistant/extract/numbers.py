@@ -1,8 +1,9 @@
 """Numbers as people type them: "1.5", "1,5", "200.000", "200,000", "200 000" (French), "2k".
 
 A single separator followed by exactly three digits groups thousands ("200.000" and "200,000"
-are 200000; "0.125" stays a fraction); any other single separator is the decimal mark
-("1,5" and "1.5" are 1.5). With both marks, the last one is the decimal mark ("1.234,5").
+are 200000) after one to three leading digits that are not a lone 0 ("0.125" and "1234.567"
+stay fractions); any other single separator is the decimal mark ("1,5" and "1.5" are 1.5).
+With both marks, the last one is the decimal mark ("1.234,5").
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def parse_number(text: str) -> float:
         return float(re.sub(r"[.,]", "", whole) + "." + frac)
     mark = marks[0]
     groups = digits.split(mark)
-    if len(groups) > 2 or (len(groups[1]) == 3 and groups[0] != "0"):
+    lead_ok = len(groups[0]) <= 3 and groups[0][0] != "0"  # "0.125", "1234.567" group nothing
+    if len(groups) > 2 or (len(groups[1]) == 3 and lead_ok):
         return float("".join(groups))
     return float(groups[0] + "." + groups[1])
