@@ -28,7 +28,7 @@ from knowledge.documents import Entry, split_front_matter
 
 # Bump when the chunk text recipe changes: it is part of every chunk hash, so indexes rebuild.
 CHUNKER_VERSION = 3
-DEFAULT_MAX_WORDS = 120
+DEFAULT_MAX_WORDS = 60
 SOURCE_SUFFIXES = (".md", ".txt")
 
 ChunkKind = Literal["guide", "faq", "section"]

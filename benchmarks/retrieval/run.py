@@ -162,6 +162,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "six_languages": mean_scores(own),
         "per_language": per_lang,
         "answer_in_query_language": sum(r["top_lang"] == r["lang"] for r in own) / max(len(own), 1),
+        "language_detected": sum(r["query_lang"] == r["lang"] for r in rows) / max(len(rows), 1),
         "latency_ms": {
             "p50": percentile_ms([r["seconds"] for r in rows], 50),
             "p95": percentile_ms([r["seconds"] for r in rows], 95),
