@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -47,6 +48,7 @@ CACHE_DIR = "embedding-cache"
 EMBEDDED_COLLECTION = "gpu-advisor-kb"
 EMBED_BATCH = 16
 ADD_BATCH = 512
+CONNECT_TIMEOUT_S = 5.0
 
 Progress = Callable[[int, int], None]
 
@@ -158,6 +160,17 @@ class _NoEmbeddings(Embeddings):
         raise IndexCorruptError("no embedding function was passed for this Chroma collection")
 
 
+def _check_reachable(shown: str, host: str, port: int) -> None:
+    """Fail fast, with the address in the message, instead of letting Chroma's client (which has
+    no timeout) wait on a host that does not answer."""
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise InvalidInputError(
+            "chroma_url", shown, f"a reachable Chroma server (connecting failed: {exc})"
+        ) from exc
+
+
 def make_client(config: KnowledgeConfig, folder: Path) -> Any:
     """A Chroma HttpClient when `chroma_url` is set, else a PersistentClient in `folder/chroma`."""
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -171,9 +184,15 @@ def make_client(config: KnowledgeConfig, folder: Path) -> Any:
         if url.scheme not in ("http", "https") or not url.hostname:
             raise InvalidInputError("chroma_url", config.chroma_url, "http(s)://host:port")
         port = url.port or (443 if url.scheme == "https" else 8000)
-        return chromadb.HttpClient(
-            host=url.hostname, port=port, ssl=url.scheme == "https", settings=settings
-        )
+        _check_reachable(config.chroma_url, url.hostname, port)
+        try:
+            return chromadb.HttpClient(
+                host=url.hostname, port=port, ssl=url.scheme == "https", settings=settings
+            )
+        except ValueError as exc:  # Chroma's client says only ValueError when the server is wrong
+            raise InvalidInputError(
+                "chroma_url", config.chroma_url, f"a Chroma server ({exc or 'no answer'})"
+            ) from exc
     return chromadb.PersistentClient(path=str(folder / "chroma"), settings=settings)
 
 

@@ -28,6 +28,7 @@ from knowledge.store import (
     content_hash,
 )
 from tests.knowledge.conftest import HashEmbeddings
+from tools.errors import InvalidInputError
 
 EMB = HashEmbeddings()
 
@@ -175,6 +176,25 @@ def chroma_server(tmp_path: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def test_unreachable_chroma_server_fails_fast_with_the_url(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    config = KnowledgeConfig(data_dir=tmp_path / "index", chroma_url=url)
+    started = time.monotonic()
+    with pytest.raises(
+        InvalidInputError, match=r"chroma_url: got 'http://127\.0\.0\.1:\d+'; valid: a reach"
+    ):
+        IndexStore(config).build([], EMB, EMB.embedder_id)
+    assert time.monotonic() - started < 5, "no waiting on a closed port"
+    assert not list((tmp_path / "index").glob("v-*")), "the failed build left no folder"
+
+
+@pytest.mark.parametrize("url", ["ftp://host:1", "localhost:8000"])
+def test_malformed_chroma_url_is_rejected(tmp_path: Path, url: str) -> None:
+    config = KnowledgeConfig(data_dir=tmp_path / "index", chroma_url=url)
+    with pytest.raises(InvalidInputError, match=r"chroma_url: .*valid: http\(s\)://host:port"):
+        IndexStore(config).build([], EMB, EMB.embedder_id)
 
 
 @pytest.mark.slow
