@@ -206,7 +206,7 @@ class AdvisorMiddleware(AgentMiddleware[AdvisorState, TurnContext]):
         update = {"brain": brain, **update}
         if final is not None:
             evidence = turn_evidence(request.messages)
-            update["grounding"] = _report(ground(final.text, evidence, strict=False))
+            update["grounding"] = _report(ground(final.text, evidence, strict=False, lang=ctx.lang))
         return ExtendedModelResponse(response, Command(update=update))
 
     def _fall_back(
@@ -238,7 +238,7 @@ class AdvisorMiddleware(AgentMiddleware[AdvisorState, TurnContext]):
                 return ExtendedModelResponse(
                     response, Command(update={"brain": "llm", "repairs": repairs})
                 )
-            report = ground(final.text, turn_evidence(request.messages), strict=True)
+            report = ground(final.text, turn_evidence(request.messages), strict=True, lang=ctx.lang)
             if report.grounded:
                 return ExtendedModelResponse(
                     response,

@@ -83,9 +83,9 @@ def turn_evidence(messages: Sequence[BaseMessage]) -> Evidence:
     )
 
 
-def guarded_figures(answer: str, evidence: Evidence) -> list[str]:
+def guarded_figures(answer: str, evidence: Evidence, lang: str | None = None) -> list[str]:
     """Money figures no tool price or cost holds, and sizes no tool result holds."""
-    numbers, _ = shown_figures(answer)
+    numbers, _ = shown_figures(answer, lang)
     bad = []
     for number in numbers:
         before, after = answer[: number.start], answer[number.start + len(number.text) :]
@@ -100,16 +100,19 @@ def guarded_figures(answer: str, evidence: Evidence) -> list[str]:
     return list(dict.fromkeys(bad))
 
 
-def ground(answer: str, evidence: Evidence, strict: bool) -> GroundingReport:
-    """The grounding check of `answer`; `strict` adds the money-and-memory guard (LLM answers)."""
-    report = check_grounding(answer, evidence.sources)
+def ground(
+    answer: str, evidence: Evidence, strict: bool, lang: str | None = None
+) -> GroundingReport:
+    """The grounding check of `answer`; `strict` adds the money-and-memory guard (LLM answers).
+    `lang`, the answer's language, settles a lone "1,234" by that locale's separators."""
+    report = check_grounding(answer, evidence.sources, lang)
     if not strict:
         return report
     seen = set(report.ungrounded_numbers)
-    extra = [n for n in guarded_figures(answer, evidence) if n not in seen]
+    extra = [n for n in guarded_figures(answer, evidence, lang) if n not in seen]
     if not extra:
         return report
-    numbers, _ = shown_figures(answer)
+    numbers, _ = shown_figures(answer, lang)
     order = {n.text: n.start for n in numbers}
     ungrounded = sorted([*report.ungrounded_numbers, *extra], key=lambda n: order.get(n, 0))
     return GroundingReport(grounded=False, ungrounded_numbers=ungrounded, checked=report.checked)
