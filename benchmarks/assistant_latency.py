@@ -20,106 +20,19 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 # Each conversation: a job, amendments, a guidance or mixed question. 6 languages x 2 x 5 = 60.
-CONVERSATIONS: dict[str, list[list[str]]] = {
-    "en": [
-        [
-            "I want to fine-tune Llama 3.1 8B with QLoRA on 200M tokens",
-            "and with full fine-tuning?",
-            "only spot",
-            "max $40/h",
-            "how often should I checkpoint on spot instances?",
-        ],
-        [
-            "Which GPU do I need to train a 70B model with LoRA?",
-            "seq len 4096",
-            "what if I only have 24 GB?",
-            "on A100s",
-            "is spot safe for my 70B QLoRA run?",
-        ],
-    ],
-    "nl": [
-        [
-            "Ik wil Llama 3.1 8B fine-tunen met QLoRA op 200 miljoen tokens",
-            "en met volledige fijn-afstemming?",
-            "alleen spot",
-            "maximaal $40 per uur",
-            "hoe vaak moet ik een checkpoint maken op spot-instanties?",
-        ],
-        [
-            "Welke GPU heb ik nodig voor een model van 70 miljard parameters met LoRA?",
-            "sequentielengte 4096",
-            "wat als ik maar 24 GB heb?",
-            "op A100's",
-            "is spot veilig voor mijn QLoRA-run van 70B?",
-        ],
-    ],
-    "fr": [
-        [
-            "Je veux affiner Llama 3.1 8B avec QLoRA sur 200 millions de tokens",
-            "et avec un affinage complet ?",
-            "uniquement spot",
-            "maximum 40 $ par heure",
-            "à quelle fréquence faut-il sauvegarder un checkpoint sur des instances spot ?",
-        ],
-        [
-            "Quel GPU faut-il pour entraîner un modèle de 70 milliards de paramètres en LoRA ?",
-            "longueur de séquence 4096",
-            "et si je n'ai que 24 Go ?",
-            "sur des A100",
-            "le spot est-il sûr pour mon entraînement QLoRA de 70B ?",
-        ],
-    ],
-    "tr": [
-        [
-            "Llama 3.1 8B modelini QLoRA ile 200 milyon token üzerinde ince ayar yapmak istiyorum",
-            "peki tam ince ayar ile?",
-            "sadece spot",
-            "saatte en fazla 40 $",
-            "spot sunucularda ne sıklıkla checkpoint almalıyım?",
-        ],
-        [
-            "70 milyar parametreli bir modeli LoRA ile eğitmek için hangi GPU gerekir?",
-            "dizi uzunluğu 4096",
-            "ya sadece 24 GB'ım varsa?",
-            "A100'lerde",
-            "70B QLoRA eğitimim için spot güvenli mi?",
-        ],
-    ],
-    "de": [
-        [
-            "Ich möchte Llama 3.1 8B mit QLoRA auf 200 Millionen Tokens feinabstimmen",
-            "und mit vollständigem Fine-Tuning?",
-            "nur Spot",
-            "höchstens 40 $ pro Stunde",
-            "wie oft sollte ich auf Spot-Instanzen einen Checkpoint speichern?",
-        ],
-        [
-            "Welche GPU brauche ich, um ein Modell mit 70 Milliarden Parametern mit LoRA zu "
-            "trainieren?",
-            "Sequenzlänge 4096",
-            "und wenn ich nur 24 GB habe?",
-            "auf A100",
-            "ist Spot sicher für mein 70B-QLoRA-Training?",
-        ],
-    ],
-    "es": [
-        [
-            "Quiero ajustar Llama 3.1 8B con QLoRA sobre 200 millones de tokens",
-            "¿y con ajuste fino completo?",
-            "solo spot",
-            "máximo 40 $ por hora",
-            "¿cada cuánto debo guardar un checkpoint en instancias spot?",
-        ],
-        [
-            "¿Qué GPU necesito para entrenar un modelo de 70 mil millones de parámetros con LoRA?",
-            "longitud de secuencia 4096",
-            "¿y si solo tengo 24 GB?",
-            "en A100",
-            "¿es seguro usar spot para mi entrenamiento QLoRA de 70B?",
-        ],
-    ],
-}
+# The scenario tests script the same conversations and check every turn's state and tools.
+CONVERSATIONS_FILE = Path(__file__).resolve().parents[1] / "tests/assistant/data/conversations.yaml"
+
+
+def load_conversations() -> dict[str, list[list[str]]]:
+    """Per language, the scripted conversations (lists of user messages)."""
+    data: dict[str, list[list[str]]] = yaml.safe_load(CONVERSATIONS_FILE.read_text("utf-8"))
+    return data
+
+
 TARGET_P50_MS = 100.0
 
 
@@ -152,16 +65,17 @@ def run(data_dir: Path, rounds: int) -> dict[str, object]:
     assistant = Assistant(Settings(data_dir=data_dir, llm=None))
     assistant.warm_up()
     warm_up_s = time.perf_counter() - t0
-    for conversations in CONVERSATIONS.values():
+    conversations_by_lang = load_conversations()
+    for conversations in conversations_by_lang.values():
         for script in conversations:
             session = Session()
             for message in script:
                 assistant.respond(message, session).result  # noqa: B018
-    wall: dict[str, list[float]] = {lang: [] for lang in CONVERSATIONS}
-    cpu: dict[str, list[float]] = {lang: [] for lang in CONVERSATIONS}
+    wall: dict[str, list[float]] = {lang: [] for lang in conversations_by_lang}
+    cpu: dict[str, list[float]] = {lang: [] for lang in conversations_by_lang}
     ungrounded = 0
     for _ in range(rounds):
-        for lang, conversations in CONVERSATIONS.items():
+        for lang, conversations in conversations_by_lang.items():
             for script in conversations:
                 session = Session()
                 for message in script:
@@ -174,7 +88,7 @@ def run(data_dir: Path, rounds: int) -> dict[str, object]:
         "overall": _summary(
             [ms for v in wall.values() for ms in v], [ms for v in cpu.values() for ms in v]
         ),
-        "per_language": {lang: _summary(wall[lang], cpu[lang]) for lang in CONVERSATIONS},
+        "per_language": {lang: _summary(wall[lang], cpu[lang]) for lang in conversations_by_lang},
         "ungrounded_turns": ungrounded,
         "warm_up_s": round(warm_up_s, 1),
         "target_p50_ms": TARGET_P50_MS,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from assistant.conversation import Assistant, Session
 from assistant.events import ToolCallRecord, TurnResult
@@ -146,105 +147,9 @@ def second_conversation(lang: str, texts: list[str]) -> list[Step]:
     ]
 
 
-MESSAGES: dict[str, tuple[list[str], list[str]]] = {
-    "en": (
-        [
-            "I want to fine-tune Llama 3.1 8B with QLoRA on 200M tokens",
-            "and with full fine-tuning?",
-            "only spot",
-            "max $40/h",
-            "how often should I checkpoint on spot instances?",
-        ],
-        [
-            "Which GPU do I need to train a 70B model with LoRA?",
-            "seq len 4096",
-            "what if I only have 24 GB?",
-            "on A100s",
-            "is spot safe for my 70B QLoRA run?",
-        ],
-    ),
-    "nl": (
-        [
-            "Ik wil Llama 3.1 8B fine-tunen met QLoRA op 200 miljoen tokens",
-            "en met volledige fijn-afstemming?",
-            "alleen spot",
-            "maximaal $40 per uur",
-            "hoe vaak moet ik een checkpoint maken op spot-instanties?",
-        ],
-        [
-            "Welke GPU heb ik nodig voor een model van 70 miljard parameters met LoRA?",
-            "sequentielengte 4096",
-            "wat als ik maar 24 GB heb?",
-            "op A100's",
-            "is spot veilig voor mijn QLoRA-run van 70B?",
-        ],
-    ),
-    "fr": (
-        [
-            "Je veux affiner Llama 3.1 8B avec QLoRA sur 200 millions de tokens",
-            "et avec un affinage complet ?",
-            "uniquement spot",
-            "maximum 40 $ par heure",
-            "à quelle fréquence faut-il sauvegarder un checkpoint sur des instances spot ?",
-        ],
-        [
-            "Quel GPU faut-il pour entraîner un modèle de 70 milliards de paramètres en LoRA ?",
-            "longueur de séquence 4096",
-            "et si je n'ai que 24 Go ?",
-            "sur des A100",
-            "le spot est-il sûr pour mon entraînement QLoRA de 70B ?",
-        ],
-    ),
-    "tr": (
-        [
-            "Llama 3.1 8B modelini QLoRA ile 200 milyon token üzerinde ince ayar yapmak istiyorum",
-            "peki tam ince ayar ile?",
-            "sadece spot",
-            "saatte en fazla 40 $",
-            "spot sunucularda ne sıklıkla checkpoint almalıyım?",
-        ],
-        [
-            "70 milyar parametreli bir modeli LoRA ile eğitmek için hangi GPU gerekir?",
-            "dizi uzunluğu 4096",
-            "ya sadece 24 GB'ım varsa?",
-            "A100'lerde",
-            "70B QLoRA eğitimim için spot güvenli mi?",
-        ],
-    ),
-    "de": (
-        [
-            "Ich möchte Llama 3.1 8B mit QLoRA auf 200 Millionen Tokens feinabstimmen",
-            "und mit vollständigem Fine-Tuning?",
-            "nur Spot",
-            "höchstens 40 $ pro Stunde",
-            "wie oft sollte ich auf Spot-Instanzen einen Checkpoint speichern?",
-        ],
-        [
-            "Welche GPU brauche ich, um ein Modell mit 70 Milliarden Parametern mit LoRA zu "
-            "trainieren?",
-            "Sequenzlänge 4096",
-            "und wenn ich nur 24 GB habe?",
-            "auf A100",
-            "ist Spot sicher für mein 70B-QLoRA-Training?",
-        ],
-    ),
-    "es": (
-        [
-            "Quiero ajustar Llama 3.1 8B con QLoRA sobre 200 millones de tokens",
-            "¿y con ajuste fino completo?",
-            "solo spot",
-            "máximo 40 $ por hora",
-            "¿cada cuánto debo guardar un checkpoint en instancias spot?",
-        ],
-        [
-            "¿Qué GPU necesito para entrenar un modelo de 70 mil millones de parámetros con LoRA?",
-            "longitud de secuencia 4096",
-            "¿y si solo tengo 24 GB?",
-            "en A100",
-            "¿es seguro usar spot para mi entrenamiento QLoRA de 70B?",
-        ],
-    ),
-}
+MESSAGES: dict[str, list[list[str]]] = yaml.safe_load(
+    (Path(__file__).parent / "data" / "conversations.yaml").read_text("utf-8")
+)
 
 SCENARIOS = [
     pytest.param(lang, builder(lang, texts[i]), id=f"{lang}-{i + 1}")
