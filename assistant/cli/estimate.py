@@ -18,16 +18,14 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
-from tools.memory.constants import Method, Optimizer, Precision
+from assistant.cli.job_args import add_job_arguments, job_settings
 
 if TYPE_CHECKING:
     from tools.estimator import EstimateInput, MemoryEstimate
 
 PARTS = ("weights", "gradients", "optimizer", "activations", "overhead")
-ENGINES = ("auto", "pytorch", "deepspeed")
-OPTIMIZER_IMPLS = ("auto", "foreach", "for-loop", "fused")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,105 +35,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Peak GPU memory per GPU for one training setup, with its parts and the "
         "assumptions used. Sizes: GiB = 2^30 bytes, GB = 10^9 bytes.",
     )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="registry name, e.g. 'llama 3.1 8b' or an HF id")
-    source.add_argument("--params", help="parameter count, e.g. 7e9 or 70B (Llama-shaped guess)")
-    source.add_argument("--config", help="path to a Hugging Face config.json (or its folder)")
-    parser.add_argument("--method", choices=get_args(Method), default="full")
-    parser.add_argument("--precision", choices=get_args(Precision), default="bf16-mixed")
-    parser.add_argument("--optimizer", choices=get_args(Optimizer), default="adamw")
-    parser.add_argument("--lora-rank", type=int, help="LoRA rank r (default 16)")
-    parser.add_argument("--lora-alpha", type=float, help="LoRA alpha (default 2 x rank)")
-    parser.add_argument(
-        "--lora-targets", help="all-linear (default), attention, mlp, or module names a,b,c"
-    )
-    parser.add_argument("--lora-dropout", type=float, help="LoRA dropout probability (default 0)")
-    parser.add_argument("--batch", type=int, default=1, help="micro-batch: sequences per GPU")
-    parser.add_argument("--seq-len", type=int, default=2048, help="tokens per sequence")
-    parser.add_argument(
-        "--checkpointing",
-        choices=("none", "selective", "full"),
-        default="none",
-        help="activation recomputation",
-    )
-    parser.add_argument(
-        "--attention", default="sdpa", help="sdpa (fused kernels, also flash) or eager"
-    )
+    add_job_arguments(parser)
     parser.add_argument(
         "--zero", default="0", help="ZeRO stage 0-3, or fsdp-shard-grad-op / fsdp-full-shard"
     )
     parser.add_argument("--gpus", type=int, default=1, help="data-parallel GPUs")
-    parser.add_argument("--tp", type=int, default=1, help="tensor-parallel degree")
-    parser.add_argument("--sequence-parallel", action="store_true", help="with --tp > 1")
     parser.add_argument("--offload-optimizer", action="store_true", help="optimizer to CPU RAM")
-    add_engine_arguments(parser)
-    parser.add_argument("--context-gib", type=float, help="CUDA context + framework (default 1)")
-    parser.add_argument("--fragmentation", type=float, help="allocator margin (default 0.10)")
     parser.add_argument("--json", action="store_true", help="print JSON (integer bytes)")
     parser.set_defaults(handler=handler)
 
 
-ENGINE_HELP = (
-    "pytorch: torch.autocast over fp32 weights (Hugging Face Trainer without DeepSpeed); "
-    "deepspeed: 16-bit weights, fp32 master in the optimizer; auto (default): deepspeed under "
-    "ZeRO >= 1 or offload, else pytorch"
-)
-
-
-def add_engine_arguments(parser: argparse.ArgumentParser, engine_help: str = ENGINE_HELP) -> None:
-    """How the training step runs: engine, optimizer implementation, gradient accumulation."""
-    parser.add_argument("--engine", choices=ENGINES, help=engine_help)
-    parser.add_argument(
-        "--optimizer-impl",
-        choices=OPTIMIZER_IMPLS,
-        help="optimizer step: foreach (PyTorch's CUDA default, one extra state copy at the "
-        "step), for-loop, fused (e.g. adamw_torch_fused, DeepSpeed); auto (default): fused "
-        "under deepspeed, else foreach",
-    )
-    parser.add_argument(
-        "--grad-accum",
-        type=int,
-        help="micro-batches per optimizer step (default 1); above 1 the gradients stay "
-        "resident through forward and backward",
-    )
-
-
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    """EstimateInput keyword arguments; options left out keep the estimator's defaults."""
-    settings: dict[str, Any] = {
-        "model": args.model or args.params or args.config,
-        "method": args.method,
-        "precision": args.precision,
-        "optimizer": args.optimizer,
-        "micro_batch_size": args.batch,
-        "seq_len": args.seq_len,
-        "gradient_checkpointing": args.checkpointing,
-        "attention": args.attention,
+    """EstimateInput keyword arguments: the job's, plus the parallel plan given on the line."""
+    plan = {
         "zero_stage": args.zero,
         "num_gpus": args.gpus,
-        "tensor_parallel": args.tp,
-        "sequence_parallel": args.sequence_parallel,
         "offload_optimizer": args.offload_optimizer,
     }
-    optional = {
-        "lora_rank": args.lora_rank,
-        "lora_alpha": args.lora_alpha,
-        "lora_targets": args.lora_targets,
-        "lora_dropout": args.lora_dropout,
-        "fragmentation": args.fragmentation,
-        "cuda_context_bytes": None if args.context_gib is None else int(args.context_gib * 2**30),
-    }
-    return settings | {k: v for k, v in optional.items() if v is not None} | engine_settings(args)
-
-
-def engine_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """EstimateInput keyword arguments from `add_engine_arguments` flags (unset ones left out)."""
-    given = {
-        "engine": args.engine,
-        "optimizer_impl": args.optimizer_impl,
-        "gradient_accumulation_steps": args.grad_accum,
-    }
-    return {k: v for k, v in given.items() if v is not None}
+    return job_settings(args) | plan
 
 
 def handler(args: argparse.Namespace) -> int:

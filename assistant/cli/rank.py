@@ -18,10 +18,9 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
-from assistant.cli.estimate import add_engine_arguments, engine_settings
-from tools.memory.constants import Method, Optimizer, Precision
+from assistant.cli.job_args import add_job_arguments, job_settings
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
@@ -40,7 +39,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "multi-node, CPU offload), how long it takes and what it costs, best first; every other "
         "instance with the reason it was left out. USD; GiB = 2^30 bytes.",
     )
-    add_job_arguments(parser)
+    add_job_arguments(
+        parser,
+        "engine of the single-GPU and DDP plans: pytorch (default; torch.autocast over fp32 "
+        "weights) or deepspeed; the ZeRO and offload plans are always sized as DeepSpeed runs "
+        "them",
+    )
     add_workload_arguments(parser)
     add_constraint_arguments(parser)
     add_assumption_arguments(parser)
@@ -54,62 +58,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON: job, ranked, excluded")
     parser.set_defaults(handler=handler)
-
-
-def add_job_arguments(parser: argparse.ArgumentParser) -> None:
-    """The estimator's job flags, as `gpu-advisor estimate` spells them, without the plan flags
-    (ZeRO stage, GPU count, offload) that a ranking chooses itself."""
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="registry name, e.g. 'llama 3.1 8b' or an HF id")
-    source.add_argument("--params", help="parameter count, e.g. 7e9 or 70B (Llama-shaped guess)")
-    source.add_argument("--config", help="path to a Hugging Face config.json (or its folder)")
-    parser.add_argument("--method", choices=get_args(Method), default="full")
-    parser.add_argument("--precision", choices=get_args(Precision), default="bf16-mixed")
-    parser.add_argument("--optimizer", choices=get_args(Optimizer), default="adamw")
-    parser.add_argument("--lora-rank", type=int, help="LoRA rank r (default 16)")
-    parser.add_argument("--lora-alpha", type=float, help="LoRA alpha (default 2 x rank)")
-    parser.add_argument("--lora-targets", help="all-linear (default), attention, mlp or a,b,c")
-    parser.add_argument("--lora-dropout", type=float, help="LoRA dropout probability (default 0)")
-    parser.add_argument("--batch", type=int, default=1, help="micro-batch: sequences per GPU")
-    parser.add_argument("--seq-len", type=int, default=2048, help="tokens per sequence")
-    parser.add_argument("--checkpointing", choices=("none", "selective", "full"), default="none",
-                        help="activation recomputation")  # fmt: skip
-    parser.add_argument("--attention", default="sdpa", help="sdpa (also flash) or eager")
-    parser.add_argument("--tp", type=int, default=1, help="tensor-parallel degree")
-    parser.add_argument("--sequence-parallel", action="store_true", help="with --tp > 1")
-    parser.add_argument("--context-gib", type=float, help="CUDA context + framework (default 1)")
-    parser.add_argument("--fragmentation", type=float, help="allocator margin (default 0.10)")
-    add_engine_arguments(
-        parser,
-        "engine of the single-GPU and DDP plans: pytorch (default; torch.autocast over fp32 "
-        "weights) or deepspeed; the ZeRO and offload plans are always sized as DeepSpeed runs "
-        "them",
-    )
-
-
-def job_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """EstimateInput keyword arguments from `add_job_arguments` flags (unset ones left out)."""
-    settings: dict[str, Any] = {
-        "model": args.model or args.params or args.config,
-        "method": args.method,
-        "precision": args.precision,
-        "optimizer": args.optimizer,
-        "micro_batch_size": args.batch,
-        "seq_len": args.seq_len,
-        "gradient_checkpointing": args.checkpointing,
-        "attention": args.attention,
-        "tensor_parallel": args.tp,
-        "sequence_parallel": args.sequence_parallel,
-    }
-    optional = {
-        "lora_rank": args.lora_rank,
-        "lora_alpha": args.lora_alpha,
-        "lora_targets": args.lora_targets,
-        "lora_dropout": args.lora_dropout,
-        "fragmentation": args.fragmentation,
-        "cuda_context_bytes": None if args.context_gib is None else int(args.context_gib * 2**30),
-    }
-    return settings | {k: v for k, v in optional.items() if v is not None} | engine_settings(args)
 
 
 def count(text: str) -> float:
