@@ -1,15 +1,30 @@
-"""A persistent cache of document vectors per embedder, so a rebuild only embeds changed texts.
+"""Vectors of document texts per embedder, so a build only embeds texts it has never seen.
 
-One SQLite file per embedder under `<data dir>/embedding-cache/`, keyed by the sha256 of the text.
-The cache is an optimisation only: if it is unreadable it is logged, deleted and started afresh.
+Two layers, both keyed by the sha256 of the text given to `embed_documents`:
+
+- the seed: read-only vectors shipped in the package (`knowledge/data/embeddings-<name>.npz`) for
+  every chunk of the built-in knowledge base, written by `python -m knowledge.seed_cache`. A first
+  build with a shipped embedder thus embeds nothing. Used only when its embedder id matches exactly.
+- the cache: one SQLite file per embedder under `<data dir>/embedding-cache/`, filled as texts are
+  embedded. It is an optimisation only: if unreadable it is logged, deleted and started afresh.
+
+Seed file: an uncompressed `.npz` (numpy arrays, no pickles; read with `allow_pickle=False`) with
+`embedder_id` (string), `dimension` (int), `keys` (uint8 [n, 32]: sha256 digests in ascending order)
+and `vectors` (little-endian float32 [n, dimension], row i belongs to keys[i]). Members are stored
+with a fixed timestamp, so the same vectors always give the same bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
+import os
 import sqlite3
-from collections.abc import Callable, Sequence
+import uuid
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,18 +33,126 @@ log = logging.getLogger("knowledge")
 
 Embed = Callable[[list[str]], list[list[float]]]
 
+SEED_DIR = Path(__file__).resolve().parent / "data"
+SEED_GLOB = "embeddings-*.npz"
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+_DIGEST_BYTES = 32
 
-def _key(text: str) -> str:
+
+def text_key(text: str) -> str:
+    """The cache key of a text: hex sha256 of its UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class EmbeddingCache:
-    """Vectors of one embedder, stored as float32 blobs keyed by text hash."""
+class SeedError(ValueError):
+    """A seed file is unreadable or inconsistent; the message names the file and the problem."""
 
-    def __init__(self, folder: Path, embedder: str) -> None:
+
+class SeedVectors:
+    """The read-only vectors one seed file holds for one embedder."""
+
+    def __init__(self, embedder: str, keys: np.ndarray, vectors: np.ndarray) -> None:
+        if keys.ndim != 2 or keys.shape[1] != _DIGEST_BYTES or keys.dtype != np.uint8:
+            raise SeedError(
+                f"keys must be uint8 [n, {_DIGEST_BYTES}], got {keys.dtype} {keys.shape}"
+            )
+        if vectors.ndim != 2 or vectors.shape[0] != keys.shape[0] or vectors.shape[1] < 1:
+            raise SeedError(f"vectors {vectors.shape} do not match {keys.shape[0]} keys")
+        self.embedder = embedder
+        self.vectors = np.asarray(vectors, dtype="<f4")
+        self._row = {bytes(digest).hex(): i for i, digest in enumerate(keys)}
+        if len(self._row) != len(keys):
+            raise SeedError("keys repeat")
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._row
+
+    def keys(self) -> list[str]:
+        """Hex text keys, in stored (ascending) order."""
+        return list(self._row)
+
+    def vector(self, key: str) -> np.ndarray | None:
+        """The float32 vector stored for `key`, or None."""
+        row = self._row.get(key)
+        return None if row is None else self.vectors[row]
+
+    @classmethod
+    def read(cls, path: Path) -> SeedVectors:
+        """Load and check a seed file; SeedError says what is wrong with it."""
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                embedder = str(npz["embedder_id"])
+                dimension = int(npz["dimension"])
+                seed = cls(embedder, npz["keys"], npz["vectors"])
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+            raise SeedError(f"seed file {path} is unreadable: {exc}") from exc
+        if seed.dimension != dimension:
+            raise SeedError(f"seed file {path} says dimension {dimension}, holds {seed.dimension}")
+        return seed
+
+    @classmethod
+    def find(cls, embedder: str, folder: Path | None = SEED_DIR) -> SeedVectors | None:
+        """The seed for exactly this embedder id in `folder`, or None (a bad file is logged)."""
+        for path in sorted(folder.glob(SEED_GLOB)) if folder and folder.is_dir() else []:
+            try:
+                with np.load(path, allow_pickle=False) as npz:
+                    if str(npz["embedder_id"]) != embedder:
+                        continue
+                return cls.read(path)
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+                log.warning("ignoring seed embedding file %s: %s", path, exc)
+        return None
+
+
+def write_seed(path: Path, embedder: str, vectors: Mapping[str, np.ndarray]) -> None:
+    """Write `vectors` (hex text key -> vector) as a seed file, keys ascending, atomically.
+
+    The same embedder id and vectors always give a byte-identical file."""
+    keys = sorted(vectors)
+    if not keys:
+        raise SeedError(f"no vectors to write to {path}")
+    matrix = np.stack([np.asarray(vectors[k], dtype="<f4") for k in keys])
+    digests = np.frombuffer(b"".join(bytes.fromhex(k) for k in keys), dtype=np.uint8)
+    members = {
+        "dimension": np.array(matrix.shape[1], dtype="<i8"),
+        "embedder_id": np.array(embedder),
+        "keys": digests.reshape(len(keys), _DIGEST_BYTES),
+        "vectors": matrix,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as archive:
+            for name, array in members.items():
+                buffer = io.BytesIO()
+                np.lib.format.write_array(buffer, array, allow_pickle=False)
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_EPOCH)
+                info.create_system = 3  # unix, whatever the platform writing it
+                info.external_attr = 0o644 << 16
+                archive.writestr(info, buffer.getvalue())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class EmbeddingCache:
+    """Vectors of one embedder: the shipped seed first, then float32 blobs in SQLite by text hash.
+
+    `counts` tallies where the vectors came from: "seed", "cache" or "computed"."""
+
+    def __init__(self, folder: Path, embedder: str, seed: SeedVectors | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha256(embedder.encode("utf-8")).hexdigest()[:16]
         self.path = folder / f"{name}.sqlite"
+        self.seed = seed if seed is not None and seed.embedder == embedder else None
+        self.counts: Counter[str] = Counter()
         self._db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
@@ -45,9 +168,14 @@ class EmbeddingCache:
             return db
 
     def embed(self, texts: Sequence[str], embed: Embed) -> list[list[float]]:
-        """Vectors of `texts`: cached ones read back, the others computed by `embed` and stored."""
-        keys = [_key(t) for t in texts]
-        found = self._lookup(set(keys))
+        """Vectors of `texts`: seeded or cached ones read back, the others computed by `embed` and
+        stored in the cache."""
+        keys = [text_key(t) for t in texts]
+        seeded = self._from_seed(keys)
+        cached = self._lookup(set(keys) - seeded.keys())
+        self.counts["seed"] += sum(key in seeded for key in keys)
+        self.counts["cache"] += sum(key in cached for key in keys)
+        found = {**seeded, **cached}
         missing = [i for i, key in enumerate(keys) if key not in found]
         if missing:
             fresh = embed([texts[i] for i in missing])
@@ -57,7 +185,18 @@ class EmbeddingCache:
                 rows.append((keys[i], np.asarray(vector, dtype=np.float32).tobytes()))
             self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", rows)
             self._db.commit()
+            self.counts["computed"] += len(missing)
         return [found[key] for key in keys]
+
+    def _from_seed(self, keys: Sequence[str]) -> dict[str, list[float]]:
+        if self.seed is None:
+            return {}
+        found = {}
+        for key in set(keys):
+            vector = self.seed.vector(key)
+            if vector is not None:
+                found[key] = vector.tolist()
+        return found
 
     def _lookup(self, keys: set[str]) -> dict[str, list[float]]:
         if not keys:

@@ -9,6 +9,9 @@ Layout under `KnowledgeConfig.data_dir`:
         manifest.json       written last: content hash, embedder id, counts, checksums
     embedding-cache/        vectors per embedder by text hash: rebuilds embed changed texts only
 
+Vectors of the built-in entries also ship with the package (`knowledge/data/`, see
+`knowledge.embcache`), so a first build with a shipped embedder embeds nothing.
+
 A build goes into a new folder and only becomes current when the pointer is swapped, so a failed
 or interrupted build leaves the previous index in use. Opening checks the pointer, the manifest, the
 chunk file checksum and the collection size, and raises `IndexCorruptError` saying what is wrong.
@@ -20,6 +23,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -37,7 +41,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from knowledge.chunking import Chunk
 from knowledge.config import KnowledgeConfig
-from knowledge.embcache import Embed, EmbeddingCache
+from knowledge.embcache import SEED_DIR, Embed, EmbeddingCache, SeedVectors
 from tools.errors import AdvisorError, InvalidInputError
 
 INDEX_FORMAT = 3
@@ -51,6 +55,8 @@ ADD_BATCH = 512
 CONNECT_TIMEOUT_S = 5.0
 
 Progress = Callable[[int, int], None]
+
+log = logging.getLogger("knowledge")
 
 
 class IndexCorruptError(AdvisorError):
@@ -197,11 +203,14 @@ def make_client(config: KnowledgeConfig, folder: Path) -> Any:
 
 
 class IndexStore:
-    """Builds, publishes, opens and garbage-collects index versions under one data folder."""
+    """Builds, publishes, opens and garbage-collects index versions under one data folder.
 
-    def __init__(self, config: KnowledgeConfig) -> None:
+    `seed_dir` holds the shipped seed vectors consulted before embedding (None: no seed)."""
+
+    def __init__(self, config: KnowledgeConfig, seed_dir: Path | None = SEED_DIR) -> None:
         self.config = config
         self.root = config.data_dir
+        self.seed_dir = seed_dir
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -294,12 +303,19 @@ class IndexStore:
             collection = client.create_collection(
                 collection_name, embedding_function=adapter, metadata={"hnsw:space": "cosine"}
             )
-            cache = EmbeddingCache(self.root / CACHE_DIR, embedder)
+            seed = SeedVectors.find(embedder, self.seed_dir)
+            cache = EmbeddingCache(self.root / CACHE_DIR, embedder, seed)
             try:
                 embed = functools.partial(cache.embed, embed=embeddings.embed_documents)
                 dimension = _embed_into(collection, chunks, embed, progress)
             finally:
                 cache.close()
+            log.info(
+                "chunk vectors: %d from the shipped seed, %d from the cache, %d computed",
+                cache.counts["seed"],
+                cache.counts["cache"],
+                cache.counts["computed"],
+            )
             manifest = Manifest(
                 content_hash=digest,
                 embedder_id=embedder,

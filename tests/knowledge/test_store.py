@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -14,11 +15,13 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from knowledge.chunking import chunk_entries
 from knowledge.config import KnowledgeConfig
 from knowledge.documents import load_entries
+from knowledge.embcache import text_key, write_seed
 from knowledge.store import (
     CHUNKS,
     MANIFEST,
@@ -66,6 +69,29 @@ def test_build_then_open_round_trips_chunks_and_manifest(
 
 def test_open_without_an_index_returns_none(kb_config: KnowledgeConfig) -> None:
     assert IndexStore(kb_config).open(EMB) is None, "nothing built yet"
+
+
+def test_build_takes_seed_vectors_and_embeds_only_the_rest(
+    kb_config: KnowledgeConfig, chunks, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    seed_dir = tmp_path / "seed"
+    one_hot = np.eye(64, dtype=np.float32)
+    seeded = {text_key(c.index_text): one_hot[i] for i, c in enumerate(chunks[1:])}
+    write_seed(seed_dir / "embeddings-hash.npz", EMB.embedder_id, seeded)
+    embeddings = HashEmbeddings(fail_after=1)  # raises if asked for a second text
+    store = IndexStore(kb_config, seed_dir=seed_dir)
+    with caplog.at_level(logging.INFO, logger="knowledge"):
+        manifest = store.build(chunks, embeddings, embeddings.embedder_id)
+    assert embeddings.embedded == 1 and manifest.chunk_count == len(chunks), "one chunk computed"
+    assert f"{len(chunks) - 1} from the shipped seed, 0 from the cache, 1 computed" in caplog.text
+    opened = store.open(EMB)
+    assert opened is not None
+    got = opened.collection.get(ids=[c.id for c in chunks], include=["embeddings"])
+    stored = dict(zip(got["ids"], got["embeddings"], strict=True))
+    for i, chunk in enumerate(chunks[1:]):
+        assert np.array_equal(stored[chunk.id], one_hot[i]), f"{chunk.id} holds its seed vector"
+    assert np.allclose(stored[chunks[0].id], EMB.embed_documents([chunks[0].index_text])[0])
+    opened.close()
 
 
 def test_failed_build_leaves_the_previous_index_current(kb_config: KnowledgeConfig, chunks) -> None:
