@@ -296,5 +296,11 @@ class KnowledgeBase:
         return stats
 
 
+def builtin_chunks(max_words: int = DEFAULT_MAX_WORDS) -> list[Chunk]:
+    """The chunks of the built-in entries, as a default `KnowledgeBase` indexes them (the shipped
+    seed vectors cover exactly these)."""
+    return chunk_entries(load_entries(BUILTIN_DOCS_DIR), max_words)
+
+
 def _detect_code(text: str) -> str:
     return detect_language(text).code

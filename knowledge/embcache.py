@@ -24,7 +24,7 @@ import sqlite3
 import uuid
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +73,9 @@ class SeedVectors:
 
     def __contains__(self, key: object) -> bool:
         return key in self._row
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
 
     def keys(self) -> list[str]:
         """Hex text keys, in stored (ascending) order."""

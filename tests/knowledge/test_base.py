@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import knowledge
-from knowledge.base import KnowledgeBase
+from knowledge.base import KnowledgeBase, builtin_chunks
 from knowledge.config import KnowledgeConfig
 from knowledge.retrieval import FusionParams
 from knowledge.store import MANIFEST
@@ -205,3 +205,12 @@ def test_rebuild_embeds_only_changed_texts(
     fresh.search("BF16")
     assert counting.embedded == 1, "only the new guide's one chunk was embedded"
     fresh.close()
+
+
+def test_builtin_chunks_are_what_a_default_knowledge_base_indexes(
+    kb_config: KnowledgeConfig,
+) -> None:
+    chunks = builtin_chunks()
+    base = KnowledgeBase(kb_config, embeddings=HashEmbeddings())
+    assert base.load_chunks([]) == chunks, "the shipped seed vectors cover exactly these chunks"
+    assert {c.lang for c in chunks} == {"de", "en", "es", "fr", "nl", "tr"}, "all six languages"
