@@ -105,6 +105,9 @@ def endpoint_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+LOCAL_ENDPOINT_KEY = "unused-by-local-endpoint"
+
+
 def make_chat_model(
     settings: Settings,
     spec: str | None = None,
@@ -128,6 +131,10 @@ def make_chat_model(
         kwargs["base_url"] = settings.llm_base_url
     if settings.llm_api_key is not None:
         kwargs["api_key"] = settings.llm_api_key.get_secret_value()
+    elif settings.llm_base_url:
+        # Self-hosted OpenAI-compatible servers (vLLM, Ollama, llama.cpp, LM Studio) ignore the
+        # key, but the client refuses to start without one.
+        kwargs["api_key"] = LOCAL_ENDPOINT_KEY
     try:
         return init_chat_model(name, **kwargs)
     except ImportError as exc:

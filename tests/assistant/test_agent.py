@@ -290,6 +290,16 @@ def test_make_chat_model_from_settings(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert make_chat_model(settings.model_copy(update={"llm": None})) is None
 
 
+def test_a_local_endpoint_needs_no_key(tmp_path: Path) -> None:
+    pytest.importorskip("langchain_openai", reason="the optional extra gpu-advisor[llm]")
+    settings = Settings(
+        data_dir=tmp_path, llm="openai:llama3", llm_base_url="http://127.0.0.1:9/v1"
+    )
+    model = make_chat_model(settings)
+    assert model is not None, "vLLM/Ollama-style servers take any key; none is configured"
+    assert model.openai_api_base == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
+
+
 def test_unknown_provider_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match=r"llm: got 'nosuch:model'; valid: 'offline' or"):
         make_chat_model(Settings(data_dir=tmp_path, llm="nosuch:model"))
