@@ -3,8 +3,10 @@
 Every system (dense, BM25) ranks chunks. A topic's rank in a system is the rank of its best chunk,
 in any language, so a topic is found whichever translation matches best. Topics are ordered by
 RRF: sum over systems of weight / (rrf_k + rank). Each topic is then shown through one chunk: the
-best-ranked chunk in the user's language when the topic has that language, otherwise the best chunk
-in any language, flagged with `lang_fallback`. Chunks without a topic form a group of their own.
+best-ranked chunk in the user's language when the topic has that language, otherwise its best
+English chunk (the fallback language, also for query languages the knowledge base lacks), otherwise
+the best chunk in any language; the last two are flagged with `lang_fallback`. Chunks without a
+topic form a group of their own.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from knowledge.chunking import Chunk
 
+FALLBACK_LANG = "en"
 PUBLIC_FIELDS = ("topic", "lang", "title", "text", "source", "score")
 
 
@@ -89,8 +92,10 @@ def pick_passages(
     chunks: Sequence[Chunk],
     query_lang: str,
     k: int,
+    fallback_lang: str = FALLBACK_LANG,
 ) -> list[Passage]:
-    """Show each of the top `k` groups by its best chunk in `query_lang`, else in any language."""
+    """Show each of the top `k` groups by its best chunk in `query_lang`, else in `fallback_lang`,
+    else in any language."""
     members: dict[str, list[int]] = {}
     for index, chunk in enumerate(chunks):
         members.setdefault(group_key(chunk), []).append(index)
@@ -98,7 +103,8 @@ def pick_passages(
     for group, score in groups[:k]:
         indices = members[group]
         same_lang = [i for i in indices if chunks[i].lang == query_lang]
-        pool = same_lang or indices
+        fallback = [i for i in indices if chunks[i].lang == fallback_lang]
+        pool = same_lang or fallback or indices
         best = max(pool, key=lambda i: (chunk_scores.get(i, 0.0), -chunks[i].n))
         chunk = chunks[best]
         passages.append(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from knowledge.chunking import make_chunk
-from knowledge.lexical import LanguageBM25, tokenize
+from knowledge.lexical import COMPOUND_LINKS, CompoundSplitter, LanguageBM25, tokenize
 
 
 def _chunk(n: int, lang: str, text: str):
@@ -57,11 +61,72 @@ def test_stemming_matches_inflected_forms() -> None:
     assert scores[0] > 0 and scores[1] == 0, "instantie matches instanties via the Dutch stemmer"
 
 
-def test_unsupported_language_is_scored_against_every_language_normalised() -> None:
+def test_unsupported_language_is_scored_against_english_only() -> None:
     chunks = [
         _chunk(0, "en", "spot checkpoint"),
         _chunk(1, "es", "spot instancias"),
         _chunk(2, "es", "memoria"),
     ]
     scores = LanguageBM25(chunks).scores("spot", None)
+    assert scores[0] > 0 and scores[1] == 0 and scores[2] == 0, "English is the fallback index"
+
+
+def test_unsupported_language_without_english_is_scored_everywhere_normalised() -> None:
+    chunks = [
+        _chunk(0, "nl", "spot checkpoint"),
+        _chunk(1, "es", "spot instancias"),
+        _chunk(2, "es", "memoria"),
+    ]
+    scores = LanguageBM25(chunks).scores("spot", None)
     assert np.allclose(scores, [1.0, 1.0, 0.0]), "each language's best score becomes 1"
+
+
+SPLITTER = CompoundSplitter(
+    Counter(
+        {"kaart": 9, "kaarten": 5, "consumenten": 3, "training": 8, "geheugen": 7, "bedarf": 2}
+    ),
+    COMPOUND_LINKS["nl"],
+)
+
+
+@pytest.mark.parametrize(
+    ("word", "parts"),
+    [
+        ("consumentenkaarten", ["consumenten", "kaarten"]),
+        ("trainingsgeheugen", ["training", "geheugen"]),  # linking -s-
+        ("gamekaart", ["kaart"]),  # unknown word: its known head only
+        ("kaart", []),  # a known word that has no better split
+        ("tool", []),
+        ("geheugenbedarfkaart", ["geheugen", "bedarf", "kaart"]),  # three parts
+    ],
+)
+def test_compound_parts_are_known_words(word: str, parts: list[str]) -> None:
+    assert SPLITTER.parts(word) == parts, f"split of {word!r}"
+
+
+def test_frequent_whole_word_is_not_split() -> None:
+    splitter = CompoundSplitter(Counter({"kaarten": 50, "kaart": 2, "en": 2}), ("",))
+    assert splitter.parts("kaarten") == [], "whole word more frequent than its parts"
+
+
+def test_dutch_compound_in_query_meets_compound_in_passage() -> None:
+    chunks = [
+        _chunk(0, "nl", "consumentenkaarten met GDDR voor kleine modellen; een kaart"),
+        _chunk(1, "nl", "datacenter met HBM-geheugen"),
+    ]
+    scores = LanguageBM25(chunks).scores("gamekaart", "nl")
+    assert scores[0] > 0 and scores[1] == 0, "gamekaart -> kaart matches consumentenkaarten"
+
+
+def test_compounds_are_split_for_dutch_and_german_only() -> None:
+    splitter = CompoundSplitter(Counter({"spot": 3, "preis": 3}), ("",))
+    assert tokenize("Spotpreis", "de", splitter) == ["spotpreis", "spot", "preis"]
+    assert set(COMPOUND_LINKS) == {"nl", "de"}, "only Dutch and German write compounds as one word"
+
+
+@given(st.text(alphabet="abcdeklnorst", min_size=0, max_size=14))
+def test_compound_parts_are_always_vocabulary_words(word: str) -> None:
+    parts = SPLITTER.parts(word)
+    assert all(part in SPLITTER.counts for part in parts), "every part is a known word"
+    assert all(len(part) >= 3 for part in parts), "parts have at least MIN_PART letters"
+    assert sum(len(p) for p in parts) <= len(word), "parts never add letters"

@@ -69,6 +69,20 @@ def test_best_language_flagged_when_the_topic_lacks_the_query_language() -> None
     assert (passage.topic, passage.lang, passage.lang_fallback) == ("c/c", "en", True)
 
 
+def test_english_is_preferred_when_the_topic_lacks_the_query_language() -> None:
+    groups, scores = fuse({"dense": [1, 0]}, CHUNKS, FusionParams())
+    [passage] = pick_passages(groups, scores, CHUNKS, "it", k=1)
+    assert (passage.topic, passage.lang, passage.lang_fallback) == ("a/a", "en", True), (
+        "the Dutch chunk ranked higher, but an Italian reader gets the English one"
+    )
+
+
+def test_best_language_when_the_topic_has_neither_query_language_nor_english() -> None:
+    groups, scores = fuse({"dense": [5]}, CHUNKS, FusionParams())
+    [passage] = pick_passages(groups, scores, CHUNKS, "it", k=1)
+    assert (passage.lang, passage.lang_fallback) == ("fr", True)
+
+
 def test_best_ranked_chunk_of_a_topic_is_shown() -> None:
     groups, scores = fuse({"dense": [3, 2]}, CHUNKS, FusionParams())
     [passage] = pick_passages(groups, scores, CHUNKS, "en", k=1)
