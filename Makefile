@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run cli test lint format typecheck pytest clean
+.PHONY: run cli test lint format typecheck pytest seed clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ test: lint typecheck pytest
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# Regenerate the shipped seed vectors after editing knowledge/docs/ (incremental; commit
+# knowledge/data/).
+seed: $(STAMP)
+	$(BIN)/python -m knowledge.seed_cache
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
