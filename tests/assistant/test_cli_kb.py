@@ -37,8 +37,9 @@ def test_build_search_json_and_stats(
     assert main(["kb", "build", "--source", str(notes)]) == 0
     built = capsys.readouterr()
     assert "embedding chunks: 0/" in built.err and "index: ready" in built.out, "progress, stats"
-    total = built.err.strip().splitlines()[-1].split("/")[-1]
-    assert f"embedding chunks: {total}/{total}" in built.err, "progress reaches the total"
+    progress = [line for line in built.err.splitlines() if line.startswith("embedding chunks:")]
+    total = progress[-1].split("/")[-1]
+    assert progress[-1] == f"embedding chunks: {total}/{total}", "progress reaches the total"
 
     assert main(["kb", "search", "kite steady wind long line", "--k", "2", "--json"]) == 0
     passages = json.loads(capsys.readouterr().out)
