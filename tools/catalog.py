@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tools.errors import InvalidInputError, UnknownNameError
-from tools.gpus import GPUSpec, find_gpu, lookup_gpu
+from tools.gpus import GPUSpec, find_gpu, lookup_gpu, matching_gpu_ids
 
 Interconnect = Literal["nvswitch", "nvlink", "pcie"]
 Network = Literal["infiniband", "roce", "ethernet"]
@@ -216,8 +216,10 @@ class Catalog:
     ) -> Catalog:
         """The instances matching every given condition.
 
-        gpu: GPU name(s) or alias(es) (unknown names raise UnknownNameError); min_vram_gib: GiB
-        per GPU; providers/regions: any of them (case-insensitive; unknown providers raise);
+        gpu: GPU name(s) or alias(es), any of them; a family name ('H100') matches every variant,
+        a family with a size ('A100-80GB') its variants of that size (see `matching_gpu_ids`);
+        unknown names raise UnknownNameError; min_vram_gib: GiB per GPU; providers/regions: any
+        of them (case-insensitive; unknown providers raise);
         max_price: on-demand USD/h for the whole instance (with spot_only: the spot price);
         spot_only: sold as spot with a listed spot price; min_gpus/max_gpus: GPUs per instance.
         """
@@ -259,7 +261,7 @@ def _gpu_ids(gpu: str | Sequence[str] | None) -> set[str] | None:
     if gpu is None:
         return None
     names = [gpu] if isinstance(gpu, str) else list(gpu)
-    return {lookup_gpu(name).id for name in names}
+    return set[str]().union(*(matching_gpu_ids(name) for name in names))
 
 
 def _check_bounds(

@@ -113,6 +113,43 @@ def lookup_gpu(name: str) -> GPUSpec:
     raise UnknownNameError("GPU", name, closest_gpu_ids(name))
 
 
+def matching_gpu_ids(name: str) -> frozenset[str]:
+    """Canonical ids that a catalog filter on `name` matches.
+
+    A family name ('H100', 'A100', 'V100') matches every variant of the family; a family with a
+    memory size and nothing else ('A100-80GB', 'V100 16GB') matches the family's variants of that
+    size, whatever their form factor; any other id, name or alias ('H100 PCIe', 'A100 40GB SXM')
+    matches only the GPU it names. Unknown names raise UnknownNameError like `lookup_gpu`.
+    """
+    key = normalize_name(name)
+    family = _families().get(key)
+    if family is not None:
+        return family
+    return _sized_variants(key) or frozenset({lookup_gpu(name).id})
+
+
+@cache
+def _families() -> dict[str, frozenset[str]]:
+    """Normalized family name -> ids of its variants, for families of two or more GPUs
+    ('h100' -> H100-SXM, H100-PCIe, H100-NVL). A family is the part of the ids before the '-'."""
+    table: dict[str, set[str]] = {}
+    for gpu_id in gpu_ids():
+        if "-" in gpu_id:
+            table.setdefault(normalize_name(gpu_id.split("-")[0]), set()).add(gpu_id)
+    return {key: frozenset(ids) for key, ids in table.items() if len(ids) > 1}
+
+
+def _sized_variants(key: str) -> frozenset[str]:
+    """For a normalized 'family + size' key ('a10080gb', 'h10080g'): the family's variants with
+    that many GiB; empty when the key has another form or no variant has that size."""
+    for family, ids in _families().items():
+        size = re.fullmatch(re.escape(family) + r"(\d+)gb?", key)
+        if size is not None:
+            gib = int(size.group(1))
+            return frozenset(gid for gid in ids if lookup_gpu(gid).vram_gib == gib)
+    return frozenset()
+
+
 def closest_gpu_ids(name: str, limit: int = 5) -> list[str]:
     """Up to `limit` canonical ids whose names look most like `name`."""
     index = _index()

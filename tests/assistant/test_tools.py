@@ -27,7 +27,7 @@ from knowledge.retrieval import Passage
 from tools.catalog import Catalog
 from tools.errors import UnknownNameError
 from tools.estimator import EstimateInput, estimate
-from tools.gpus import GPUSpec, lookup_gpu
+from tools.gpus import GPUSpec, matching_gpu_ids
 from tools.ranking import rank
 from tools.ranking_models import Constraints, RankRequest, RankResult, Workload
 from tools.units import to_gib
@@ -168,7 +168,7 @@ def test_rank_instances_filters_and_trims_content(
         "max_vram_per_gpu_gib": 80, "top": 2,
     }  # fmt: skip
     message = call(tools["rank_instances"], args)
-    allowed = {lookup_gpu("A100 80GB").id, lookup_gpu("H100").id}
+    allowed = matching_gpu_ids("A100 80GB") | matching_gpu_ids("H100")
     kept = Catalog(i for i in catalog if i.gpu in allowed and i.vram_per_gpu_gib <= 80)
     expected = rank(
         RankRequest(

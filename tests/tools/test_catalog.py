@@ -200,6 +200,49 @@ def test_filter_combined_conditions() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("gpu", "expected"),
+    [
+        (
+            "H100",
+            [
+                "lambda/gpu_1x_h100_pcie", "lambda/gpu_1x_h100_sxm5", "lambda/gpu_2x_h100_sxm5",
+                "lambda/gpu_4x_h100_sxm5", "lambda/gpu_8x_h100_sxm5",
+                "runpod/community-h100-nvl-1x", "runpod/community-h100-pcie-1x",
+                "runpod/community-h100-sxm-1x", "runpod/secure-h100-nvl-1x",
+                "runpod/secure-h100-pcie-1x", "runpod/secure-h100-sxm-1x",
+                "runpod/secure-h100-sxm-8x",
+            ],
+        ),
+        (
+            "H100 PCIe",
+            [
+                "lambda/gpu_1x_h100_pcie", "runpod/community-h100-pcie-1x",
+                "runpod/secure-h100-pcie-1x",
+            ],
+        ),
+        (
+            "A100-80GB",
+            [
+                "lambda/gpu_8x_a100_80gb_sxm4", "runpod/community-a100-pcie-1x",
+                "runpod/community-a100-sxm-1x", "runpod/secure-a100-pcie-1x",
+                "runpod/secure-a100-sxm-1x",
+            ],
+        ),
+    ],
+)  # fmt: skip
+def test_filter_family_name_matches_every_variant(gpu: str, expected: list[str]) -> None:
+    found = BUILTIN.filter(gpu=gpu, providers=["lambda", "runpod"])
+    assert sorted(i.id for i in found) == expected, f"{gpu!r}: family vs variant matching"
+
+
+def test_filter_family_gpus_cover_the_family() -> None:
+    assert {i.gpu for i in BUILTIN.filter(gpu="H100")} == {"H100-SXM", "H100-PCIe", "H100-NVL"}
+    assert {i.gpu for i in BUILTIN.filter(gpu=["V100", "H100 NVL"])} == {
+        "V100-16GB-SXM", "V100-32GB-SXM", "V100-16GB-PCIe", "H100-NVL",
+    }, "a list mixes family and variant names"  # fmt: skip
+
+
 def test_filter_spot_uses_spot_price() -> None:
     found = BUILTIN.filter(gpu=["B200"], spot_only=True, max_price=30)
     assert sorted(i.id for i in found) == ["aws/p6-b200.48xlarge"], "spot 23.84 <= 30"

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tools.errors import UnknownNameError
-from tools.gpus import gpu_ids, list_gpus, lookup_gpu, normalize_name
+from tools.gpus import gpu_ids, list_gpus, lookup_gpu, matching_gpu_ids, normalize_name
 
 # id: (vram GiB, bandwidth GB/s, dense BF16, dense FP16, dense TF32, dense FP8, form, NVLink GB/s)
 # Figures from the vendor datasheets/whitepapers named in tools/data/gpus.yaml.
@@ -101,6 +101,62 @@ def test_unknown_gpu_error_keeps_suggestions() -> None:
     with pytest.raises(UnknownNameError) as info:
         lookup_gpu("A100 120GB")
     assert info.value.suggestions[:2] == ["A100-80GB-SXM", "A100-40GB-SXM"], "closest A100s first"
+
+
+H100_ALL = {"H100-SXM", "H100-PCIe", "H100-NVL"}
+A100_ALL = {"A100-40GB-SXM", "A100-80GB-SXM", "A100-40GB-PCIe", "A100-80GB-PCIe"}
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("H100", H100_ALL),
+        ("h100", H100_ALL),
+        ("A100", A100_ALL),
+        ("V100", {"V100-16GB-SXM", "V100-32GB-SXM", "V100-16GB-PCIe"}),
+        ("A100-80GB", {"A100-80GB-SXM", "A100-80GB-PCIe"}),
+        ("A100 40GB", {"A100-40GB-SXM", "A100-40GB-PCIe"}),
+        ("a100 80g", {"A100-80GB-SXM", "A100-80GB-PCIe"}),
+        ("H100-80GB", {"H100-SXM", "H100-PCIe"}),
+        ("V100 16GB", {"V100-16GB-SXM", "V100-16GB-PCIe"}),
+        ("V100-32GB", {"V100-32GB-SXM"}),
+        ("H100 PCIe", {"H100-PCIe"}),
+        ("H100 SXM", {"H100-SXM"}),
+        ("H100 NVL", {"H100-NVL"}),
+        ("H100-SXM", {"H100-SXM"}),
+        ("A100 40GB SXM", {"A100-40GB-SXM"}),
+        ("A100-80GB-PCIe", {"A100-80GB-PCIe"}),
+        ("A100 80GB PCIe", {"A100-80GB-PCIe"}),
+        ("A10", {"A10"}),
+        ("A10G", {"A10G"}),
+        ("H200", {"H200"}),
+        ("L40", {"L40"}),
+        ("RTX 6000 Ada", {"RTX6000-Ada"}),
+        ("4090", {"RTX4090"}),
+    ],
+)
+def test_matching_gpu_ids(name: str, expected: set[str]) -> None:
+    assert matching_gpu_ids(name) == frozenset(expected), f"{name!r} should match {expected}"
+
+
+@pytest.mark.parametrize("name", ["H200x", "A100 120GB", "H100 48GB"])
+def test_matching_unknown_name_raises_with_closest(name: str) -> None:
+    with pytest.raises(UnknownNameError, match=rf"unknown GPU '{name}'; closest known: \w"):
+        matching_gpu_ids(name)
+
+
+def test_matching_leaves_lookup_alone() -> None:
+    assert lookup_gpu("H100").id == "H100-SXM", "lookup still picks one GPU for specs/ranking"
+    assert lookup_gpu("A100-80GB").id == "A100-80GB-SXM", "lookup still picks one GPU"
+
+
+def test_every_known_name_matches_its_own_gpu() -> None:
+    for spec in list_gpus():
+        for name in (spec.id, spec.name, *spec.aliases):
+            matched = matching_gpu_ids(name)
+            assert lookup_gpu(name).id in matched, f"{name!r} loses the GPU it names"
+            family = {gid.split("-")[0] for gid in matched}
+            assert len(family) == 1, f"{name!r} matches across families: {sorted(matched)}"
 
 
 def test_every_gpu_is_sourced_and_consistent() -> None:
