@@ -373,6 +373,8 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
         ],
         uncertainty=band.band if band else None,
         assumptions=describe(inp, states, targets, peak.name, band),
+        engine=inp.effective_engine,
+        optimizer_impl=inp.effective_optimizer_impl,
     )
 
 

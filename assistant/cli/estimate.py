@@ -3,9 +3,9 @@
     gpu-advisor estimate --model NAME | --params N | --config PATH [options] [--json]
 
 The model is a registry name ("llama 3.1 8b"), a parameter count ("7e9", "70B") or a local
-Hugging Face config.json. `--json` prints the estimate with sizes as integer bytes (plus the
-resolved `engine` and `optimizer_impl`); otherwise a table in GiB (2^30 bytes) and GB (10^9
-bytes): the parts live at the step's peak moment, the total with its calibration band, the
+Hugging Face config.json. `--json` prints the estimate with sizes as integer bytes (with the
+resolved `engine` and `optimizer_impl` it carries); otherwise a table in GiB (2^30 bytes) and
+GB (10^9 bytes): the parts live at the step's peak moment, the total with its calibration band, the
 activations at their own size when the peak holds fewer, every moment of the step, and the
 assumptions used. The estimator's `device` field is not a flag: it models CPU kernels for the
 calibration, and the advice is about GPUs. The estimator is imported inside the handler so
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from assistant.cli.job_args import add_job_arguments, job_settings
 
 if TYPE_CHECKING:
-    from tools.estimator import EstimateInput, MemoryEstimate
+    from tools.estimator import MemoryEstimate
 
 PARTS = ("weights", "gradients", "optimizer", "activations", "overhead")
 
@@ -62,20 +62,17 @@ def handler(args: argparse.Namespace) -> int:
         args.params = model_from_param_count(args.params)
     from tools.estimator import EstimateInput, estimate
 
-    inp = EstimateInput(**_settings(args))
-    result = estimate(inp)
+    result = estimate(EstimateInput(**_settings(args)))
     try:
-        print(as_json(result, inp) if args.json else render(result, inp))
+        print(as_json(result) if args.json else render(result))
     except BrokenPipeError:  # e.g. `| head`: the reader is gone, nothing left to report
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stream for exit
     return 0
 
 
-def as_json(result: MemoryEstimate, inp: EstimateInput) -> str:
+def as_json(result: MemoryEstimate) -> str:
     """The estimate as JSON (integer bytes), with the engine and optimizer step it resolved."""
-    data = result.model_dump(mode="json")
-    data |= {"engine": inp.effective_engine, "optimizer_impl": inp.effective_optimizer_impl}
-    return json.dumps(data, indent=2)
+    return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
 def _row(label: str, n_bytes: int, note: str = "") -> str:
@@ -87,16 +84,14 @@ def _count(n: int) -> str:
     return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.1f}M"
 
 
-def render(result: MemoryEstimate, inp: EstimateInput | None = None) -> str:
-    """A readable table in GiB and GB, the step's moments, the activation split and the
-    assumptions; `inp` (the estimate's input) adds the engine and optimizer step it resolved."""
+def render(result: MemoryEstimate) -> str:
+    """A readable table in GiB and GB, the setup (with the engine and optimizer step the
+    estimate resolved), the step's moments, the activation split and the assumptions."""
     share = result.trainable_params / result.total_params
     setup = (
         f"{result.total_gpus} GPU(s): data parallel {result.data_parallel} x tensor parallel "
-        f"{result.tensor_parallel}"
+        f"{result.tensor_parallel}; engine {result.engine}, optimizer step {result.optimizer_impl}"
     )
-    if inp is not None:
-        setup += f"; engine {inp.effective_engine}, optimizer step {inp.effective_optimizer_impl}"
     lines = [
         f"{result.model_name} ({result.model_id}): {_count(result.total_params)} parameters, "
         f"{_count(result.trainable_params)} trainable ({share:.2%})",

@@ -125,7 +125,7 @@ def test_every_option_reaches_the_estimator(capsys: pytest.CaptureFixture[str]) 
             gradient_accumulation_steps=2,
         )
     )
-    setup = {"engine": out.pop("engine"), "optimizer_impl": out.pop("optimizer_impl")}
+    setup = {"engine": out["engine"], "optimizer_impl": out["optimizer_impl"]}
     assert setup == {"engine": "deepspeed", "optimizer_impl": "for-loop"}, "as given"
     assert out == json.loads(expected.model_dump_json()), "every flag maps onto EstimateInput"
     assert out["total_gpus"] == 16, "8 data-parallel x 2 tensor-parallel"

@@ -227,6 +227,40 @@ def test_parts_add_up_and_overhead_is_stated() -> None:
     assert zero.overhead.comm_buffers == 2 * llama31_8b().total_params(), "16-bit gradients"
 
 
+# (settings, engine, optimizer step, bytes per parameter for weights/gradients/optimizer):
+# full bf16-mixed AdamW on Llama 3.1 8B. PyTorch autocast keeps fp32 weights (the master) and
+# gradients, 4 + 4 + 8 B; DeepSpeed 16-bit weights and gradients with the fp32 master in the
+# optimizer, 2 + 2 + 12 B (the ZeRO paper's K = 12).
+RESOLVED = [
+    ({}, "pytorch", "foreach", (4.0, 4.0, 8.0)),
+    ({"device": "cpu"}, "pytorch", "for-loop", (4.0, 4.0, 8.0)),
+    ({"zero_stage": 1}, "deepspeed", "fused", (2.0, 2.0, 12.0)),
+    ({"zero_stage": 2}, "deepspeed", "fused", (2.0, 2.0, 12.0)),
+    ({"zero_stage": 3}, "deepspeed", "fused", (2.0, 2.0, 12.0)),
+    ({"zero_stage": 2, "offload_optimizer": True}, "deepspeed", "fused", (2.0, 2.0, 12.0)),
+    ({"zero_stage": 3, "engine": "pytorch"}, "pytorch", "foreach", (4.0, 4.0, 8.0)),
+    ({"engine": "deepspeed"}, "deepspeed", "fused", (2.0, 2.0, 12.0)),
+    ({"zero_stage": 2, "optimizer_impl": "for-loop"}, "deepspeed", "for-loop", (2.0, 2.0, 12.0)),
+]
+
+
+@pytest.mark.parametrize(("settings", "engine", "impl", "per_param"), RESOLVED)
+def test_result_carries_the_resolved_engine_and_step(
+    settings: dict[str, Any], engine: str, impl: str, per_param: tuple[float, ...]
+) -> None:
+    inp = EstimateInput(model=llama31_8b(), num_gpus=8, **settings)
+    result = estimate(inp)
+    assert (result.engine, result.optimizer_impl) == (engine, impl), f"{settings}: resolved"
+    assert (result.engine, result.optimizer_impl) == (
+        inp.effective_engine,
+        inp.effective_optimizer_impl,
+    ), "the input's resolution"
+    b = result.bytes_per_param
+    assert (b.weights, b.gradients, b.optimizer) == per_param, f"{engine}: counted as such"
+    dumped = result.model_dump(mode="json")
+    assert (dumped["engine"], dumped["optimizer_impl"]) == (engine, impl), "in the JSON dump"
+
+
 def test_assumptions_name_every_choice() -> None:
     paged = run(
         llama31_8b(),

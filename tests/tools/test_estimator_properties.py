@@ -78,6 +78,9 @@ def test_never_crashes_and_parts_add_up(s: dict[str, Any]) -> None:
     assert min(p.weights, result.activations.total) > 0 and p.overhead >= 1 << 30, s
     assert p.total - p.overhead == max(m.total for m in result.moments), "the largest moment"
     assert result.trainable_params <= result.total_params or s["method"] in ("lora", "qlora")
+    deepspeed = s["zero_stage"] > 0 or s["offload_optimizer"]
+    assert result.engine == ("deepspeed" if deepspeed else "pytorch"), "auto: ZeRO -> DeepSpeed"
+    assert result.optimizer_impl == ("fused" if deepspeed else "foreach"), "auto step on CUDA"
 
 
 @CONFIG

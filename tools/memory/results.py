@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
+
+from tools.memory.optimizer_step import OptimizerImpl
 
 
 class MemoryBreakdown(BaseModel):
@@ -110,6 +114,14 @@ class MemoryEstimate(BaseModel):
         "(tools/data/memory_calibration.json), e.g. 0.06 for ±6%",
     )
     assumptions: list[str]
+    engine: Literal["pytorch", "deepspeed"] = Field(
+        description="the engine the bytes are counted for, `auto` resolved: deepspeed under "
+        "ZeRO stage >= 1 or offload, else pytorch"
+    )
+    optimizer_impl: OptimizerImpl = Field(
+        description="how the optimizer step runs, `auto` resolved: fused under deepspeed, else "
+        "foreach on CUDA and for-loop on the CPU"
+    )
 
     def total_with_band(self) -> str:
         """The total in GiB with its calibration band, e.g. '41.8 GiB (±6%)'."""
