@@ -32,7 +32,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing = commands.add_parser(
         "list", help="instance types matching the filters, cheapest first"
     )
-    listing.add_argument("--gpu", action="append", help="GPU name or alias (repeatable)")
+    listing.add_argument(
+        "--gpu",
+        action="append",
+        help="GPU name or alias; a family (H100, A100) matches all its variants (repeatable)",
+    )
     listing.add_argument("--min-vram", type=float, metavar="GIB", help="minimum GiB per GPU")
     listing.add_argument("--provider", action="append", help="provider key, e.g. aws (repeatable)")
     listing.add_argument("--region", action="append", help="region name (repeatable)")
