@@ -1,10 +1,11 @@
-"""Reference architectures for the estimator tests, built from published config.json values, and
-checks that their parameter counts match the published totals."""
+"""Reference architectures for the estimator tests (the registry's, plus LLaMA-65B, which the
+registry does not carry, built from its published config.json) and their published totals."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tools.model_registry import lookup_model
 from tools.models import ModelArch
 
 
@@ -32,15 +33,8 @@ def arch(**fields: Any) -> ModelArch:
 
 
 def llama31_8b() -> ModelArch:
-    """meta-llama/Llama-3.1-8B config.json."""
-    return arch(
-        id="meta-llama/Llama-3.1-8B",
-        name="Llama 3.1 8B",
-        num_kv_heads=8,
-        intermediate_size=14336,
-        vocab_size=128256,
-        max_position_embeddings=131072,
-    )
+    """meta-llama/Llama-3.1-8B, from the registry."""
+    return lookup_model("meta-llama/Llama-3.1-8B")
 
 
 def llama_65b() -> ModelArch:
@@ -59,41 +53,13 @@ def llama_65b() -> ModelArch:
 
 
 def gpt2_small() -> ModelArch:
-    """openai-community/gpt2 config.json (n_embd 768, 12 layers, 12 heads, 4h MLP)."""
-    return arch(
-        id="openai-community/gpt2",
-        name="GPT-2",
-        family="gpt2",
-        hidden_size=768,
-        num_layers=12,
-        num_heads=12,
-        num_kv_heads=12,
-        head_dim=64,
-        intermediate_size=3072,
-        vocab_size=50257,
-        max_position_embeddings=1024,
-        tied_embeddings=True,
-        gated_mlp=False,
-        norm="layernorm",
-        learned_positions=True,
-        qkv_bias=True,
-        o_bias=True,
-        mlp_bias=True,
-    )
+    """openai-community/gpt2 (n_embd 768, 12 layers, 12 heads, 4h MLP), from the registry."""
+    return lookup_model("gpt2")
 
 
 def mixtral_8x7b() -> ModelArch:
-    """mistralai/Mixtral-8x7B-v0.1 config.json."""
-    return arch(
-        id="mistralai/Mixtral-8x7B-v0.1",
-        name="Mixtral 8x7B",
-        family="mixtral",
-        num_kv_heads=8,
-        intermediate_size=14336,
-        num_experts=8,
-        experts_per_token=2,
-        max_position_embeddings=32768,
-    )
+    """mistralai/Mixtral-8x7B-v0.1, from the registry."""
+    return lookup_model("mixtral 8x7b")
 
 
 def test_reference_parameter_counts() -> None:
