@@ -25,10 +25,11 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from assistant.conversation import MAX_MESSAGE_CHARS, Assistant
-from assistant.events import ToolEnd, ToolStart, events_to_chat_messages
-from assistant.feedback import append_feedback, feedback_path, record_for_like
-from assistant.job_form import (
+from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant
+from assistant.agent.events import ToolEnd, ToolStart, events_to_chat_messages
+from assistant.settings import Settings
+from assistant.web.feedback import append_feedback, feedback_path, record_for_like
+from assistant.web.form import (
     FORM_FIELDS,
     assumed_defaults,
     form_from_state,
@@ -36,10 +37,10 @@ from assistant.job_form import (
     form_values,
     state_from_form,
 )
-from assistant.panel import compute_panel, panel_from_events, panel_view
-from assistant.public_api import PublicApi
-from assistant.settings import Settings
-from assistant.ui_strings import (
+from assistant.web.panel import compute_panel, panel_from_events, panel_view
+from assistant.web.public_api import PublicApi
+from assistant.web.session import WebSession, browser_secret
+from assistant.web.ui_strings import (
     LANGUAGE_NAMES,
     UI_LANGS,
     example_prompts,
@@ -47,25 +48,24 @@ from assistant.ui_strings import (
     language_from_header,
     ui_text,
 )
-from assistant.uploads import model_from_upload
-from assistant.views import (
+from assistant.web.uploads import model_from_upload
+from assistant.web.views import (
     CatalogFilters,
     Table,
     estimator_view,
     filter_catalog_table,
     passages_markdown,
 )
-from assistant.web_session import WebSession, browser_secret
-from tools.catalog import Catalog, Instance
+from tools.architectures.registry import list_models
+from tools.catalog.instances import Catalog, Instance
 from tools.errors import AdvisorError
-from tools.estimator import EstimateInput
 from tools.gpus import list_gpus
-from tools.model_registry import list_models
+from tools.memory.estimator import EstimateInput
 
 CONCURRENCY = 4  # turns run at once; CPU-bound, so more only adds contention
 QUEUE_SIZE = 256
 STREAM_INTERVAL_S = 0.1  # answer chunks closer together than this go out in one update
-UPLOAD_LIMIT = "5mb"  # Gradio's hard cap; assistant.uploads refuses anything over 1 MB clearly
+UPLOAD_LIMIT = "5mb"  # Gradio's hard cap; assistant.web.uploads refuses anything over 1 MB clearly
 OFFLINE_ENV = {
     "GRADIO_ANALYTICS_ENABLED": "False",
     "HF_HUB_OFFLINE": "1",

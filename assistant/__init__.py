@@ -8,17 +8,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from assistant.conversation import Assistant, Session, Turn
-    from assistant.events import TurnResult, events_to_chat_messages
+    from assistant.agent.conversation import Assistant, Session, Turn
+    from assistant.agent.events import TurnResult, events_to_chat_messages
 
 __all__ = ["Assistant", "Session", "Turn", "TurnResult", "events_to_chat_messages"]
 
 _HOMES = {
-    "Assistant": "assistant.conversation",
-    "Session": "assistant.conversation",
-    "Turn": "assistant.conversation",
-    "TurnResult": "assistant.events",
-    "events_to_chat_messages": "assistant.events",
+    "Assistant": "assistant.agent.conversation",
+    "Session": "assistant.agent.conversation",
+    "Turn": "assistant.agent.conversation",
+    "TurnResult": "assistant.agent.events",
+    "events_to_chat_messages": "assistant.agent.events",
 }
 
 

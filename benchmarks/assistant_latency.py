@@ -58,7 +58,7 @@ def _summary(ms: list[float], cpu_ms: list[float]) -> dict[str, float]:
 
 def run(data_dir: Path, rounds: int) -> dict[str, object]:
     """Warm up, then time every scripted turn `rounds` times; latencies in milliseconds."""
-    from assistant.conversation import Assistant, Session
+    from assistant.agent.conversation import Assistant, Session
     from assistant.settings import Settings
 
     t0 = time.perf_counter()

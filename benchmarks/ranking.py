@@ -1,4 +1,5 @@
-"""Ranking speed: median wall time of `tools.ranking.rank` on the real catalogs and on 100k rows.
+"""Ranking speed: median wall time of `tools.ranking.rank.rank` on the real catalogs and on 100k
+rows.
 
     .venv/bin/python benchmarks/ranking.py [--repeat 7] [--rows 100000] [--update-readme]
 
@@ -25,10 +26,10 @@ from datetime import date
 from functools import partial
 from pathlib import Path
 
-from tools.catalog import Catalog, Instance
-from tools.catalog_store import import_catalog
-from tools.estimator import EstimateInput
-from tools.ranking import RankRequest, RankResult, Workload, rank
+from tools.catalog.instances import Catalog, Instance
+from tools.catalog.store import import_catalog
+from tools.memory.estimator import EstimateInput
+from tools.ranking.rank import RankRequest, RankResult, Workload, rank
 
 REPO = Path(__file__).resolve().parents[1]
 SKYPILOT = REPO.parent / "shared" / "catalogs" / "skypilot"
@@ -145,7 +146,7 @@ def update_readme(table: list[str], command: str, real: str) -> None:
 
 def _section_body(table: list[str], command: str, real: str) -> list[str]:
     return [
-        "Speed of `tools.ranking.rank` (plan search, hours, billed on-demand and spot cost,",
+        "Speed of `tools.ranking.rank.rank` (plan search, hours, billed on-demand and spot cost,",
         "constraints, ordering) on a warm process: each case is ranked once (cold), then timed;",
         "the cold call of a job's first case also makes that job's estimator calls.",
         f"Targets: under {REAL_TARGET_S * 1e3:.0f} ms on the real catalogs and under",

@@ -21,14 +21,14 @@ from gradio_client import Client
 from gradio_client.exceptions import AuthenticationError
 
 import app
-from assistant.conversation import Assistant
-from assistant.feedback import read_feedback
-from assistant.job_form import FORM_FIELDS
-from assistant.public_api import PublicApi
+from assistant.agent.conversation import Assistant
 from assistant.settings import Settings
-from assistant.web_session import WebSession
+from assistant.web.feedback import read_feedback
+from assistant.web.form import FORM_FIELDS
+from assistant.web.public_api import PublicApi
+from assistant.web.session import WebSession
 from knowledge.retrieval import Passage
-from tools.catalog_store import load_catalog
+from tools.catalog.store import load_catalog
 
 PASSAGES = {
     "en": ("Spot instances can be reclaimed", "Save a checkpoint often when you run on spot."),

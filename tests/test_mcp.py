@@ -12,7 +12,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 import app
-from assistant.conversation import Assistant
+from assistant.agent.conversation import Assistant
 from tests.test_app import TinyKnowledge, make_settings
 
 TOOLS = ["estimate_memory", "rank_instances", "search_knowledge"]

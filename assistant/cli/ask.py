@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from assistant.conversation import Assistant, Session
-    from assistant.events import TurnResult
+    from assistant.agent.conversation import Assistant, Session
+    from assistant.agent.events import TurnResult
 
 JSON_KEYS = (
     "language",
@@ -80,7 +80,7 @@ def register(subparsers: Any) -> None:
 
 
 def _assistant(llm: str | None) -> Assistant:
-    from assistant.conversation import Assistant
+    from assistant.agent.conversation import Assistant
     from assistant.settings import Settings
 
     settings = Settings()
@@ -90,7 +90,7 @@ def _assistant(llm: str | None) -> Assistant:
 
 
 def _session(path: Path | None) -> Session:
-    from assistant.conversation import Session
+    from assistant.agent.conversation import Session
 
     return Session.load(path) if path is not None else Session()
 
@@ -120,7 +120,7 @@ def run_ask(args: argparse.Namespace) -> int:
 def _print_turn(
     assistant: Assistant, text: str, session: Session, lang: str | None, out: TextIO, err: TextIO
 ) -> None:
-    from assistant.events import AnswerChunk, Notice, ToolEnd, ToolStart, summarize_result
+    from assistant.agent.events import AnswerChunk, Notice, ToolEnd, ToolStart, summarize_result
 
     for event in assistant.respond(text, session, lang=lang):
         if isinstance(event, ToolStart):

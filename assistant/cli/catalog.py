@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
-    from tools.catalog import Catalog, Instance
+    from tools.catalog.instances import Catalog, Instance
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,7 +70,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _load(settings: Settings) -> Catalog:
-    from tools.catalog_store import load_catalog
+    from tools.catalog.store import load_catalog
 
     return load_catalog(settings.data_dir, settings.catalog_paths)
 
@@ -147,8 +147,8 @@ def show_handler(args: argparse.Namespace) -> int:
 
 def import_handler(args: argparse.Namespace) -> int:
     from assistant.settings import Settings
-    from tools.catalog_import import sky_catalog_dir, summarize_skips
-    from tools.catalog_store import detect_format, import_catalog, import_name, save_import
+    from tools.catalog.skypilot import sky_catalog_dir, summarize_skips
+    from tools.catalog.store import detect_format, import_catalog, import_name, save_import
     from tools.errors import InvalidInputError
 
     settings = Settings()

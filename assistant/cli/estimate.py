@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from assistant.cli.job_args import add_job_arguments, job_settings
 
 if TYPE_CHECKING:
-    from tools.estimator import MemoryEstimate
+    from tools.memory.estimator import MemoryEstimate
 
 PARTS = ("weights", "gradients", "optimizer", "activations", "overhead")
 
@@ -57,10 +57,10 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def handler(args: argparse.Namespace) -> int:
     if args.params is not None:
-        from tools.model_registry import model_from_param_count
+        from tools.architectures.registry import model_from_param_count
 
         args.params = model_from_param_count(args.params)
-    from tools.estimator import EstimateInput, estimate
+    from tools.memory.estimator import EstimateInput, estimate
 
     result = estimate(EstimateInput(**_settings(args)))
     try:

@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tools.models import ModelArch
+    from tools.architectures.architecture import ModelArch
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,7 +51,7 @@ def summary(arch: ModelArch) -> dict[str, Any]:
 
 
 def list_handler(args: argparse.Namespace) -> int:
-    from tools.model_registry import list_models
+    from tools.architectures.registry import list_models
 
     rows = [summary(arch) for arch in list_models()]
     if args.json:
@@ -117,7 +117,7 @@ def _show_text(arch: ModelArch) -> None:
 
 
 def show_handler(args: argparse.Namespace) -> int:
-    from tools.model_registry import resolve_model
+    from tools.architectures.registry import resolve_model
 
     arch = resolve_model(" ".join(args.name))
     if args.json:

@@ -24,8 +24,8 @@ from assistant.cli.job_args import add_job_arguments, job_settings
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
-    from tools.catalog import Catalog
-    from tools.ranking_models import RankedOption, RankResult
+    from tools.catalog.instances import Catalog
+    from tools.ranking.models import RankedOption, RankResult
 
 DEFAULT_TOP = 10
 _SUFFIXES = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
@@ -157,8 +157,8 @@ def _given(values: dict[str, Any]) -> dict[str, Any]:
 
 def handler(args: argparse.Namespace) -> int:
     from assistant.settings import Settings
-    from tools.estimator import EstimateInput
-    from tools.ranking import RankRequest, rank
+    from tools.memory.estimator import EstimateInput
+    from tools.ranking.rank import RankRequest, rank
 
     settings = Settings()
     catalog = _catalog(args.catalog, settings)
@@ -175,8 +175,8 @@ def _catalog(paths: list[Path] | None, settings: Settings) -> Catalog:
     """The --catalog files merged in order; else built-in + saved imports + settings' files."""
     from datetime import date
 
-    from tools.catalog import Catalog
-    from tools.catalog_store import import_catalog, load_catalog
+    from tools.catalog.instances import Catalog
+    from tools.catalog.store import import_catalog, load_catalog
 
     if not paths:
         return load_catalog(settings.data_dir, settings.catalog_paths)

@@ -10,9 +10,9 @@ compiled once, on first use.
 
 from __future__ import annotations
 
+from assistant.agent.state import apply_update
 from assistant.extract.intent import Intent, classify_intent
 from assistant.extract.slots import extract_slots
-from assistant.state import apply_update
 
 __all__ = ["LANGUAGES", "Intent", "apply_update", "classify_intent", "extract_slots"]
 

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from assistant.agent.state import JobState, SlotUpdate
 from assistant.extract.lexicon import lexicon
 from assistant.extract.slots import extract_slots
 from assistant.extract.text import alternation, fold
-from assistant.state import JobState, SlotUpdate
 
 Intent = Literal["job", "guidance", "mixed", "other"]
 

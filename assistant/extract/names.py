@@ -1,6 +1,6 @@
 """Model and GPU names found in a message by scanning word n-grams against the registries.
 
-Models: consecutive words are joined and normalised as `tools.model_registry.normalize_name`
+Models: consecutive words are joined and normalised as `tools.architectures.registry.normalize_name`
 does ("Llama 3.1 70B", "llama3-8b", "meta-llama/Llama-3.1-8B-Instruct" all hit), longest
 n-gram first; "<family> <size>" with no exact entry ("Llama 70B", "Qwen 14B") picks the newest
 registry entry of that family and size. GPUs: the same over `tools.gpus` names; a bare family
@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from tools.architectures.registry import list_models, normalize_name
 from tools.gpus import find_gpu, gpu_ids, list_gpus, lookup_gpu
 from tools.gpus import normalize_name as gpu_key
-from tools.model_registry import list_models, normalize_name
 
 _TOKEN = re.compile(r"[^\s,;:!?()\[\]{}\"'<>|¦]+")
 _MAX_MODEL_WORDS = 5
@@ -53,7 +53,7 @@ def tokens(text: str) -> list[_Token]:
 @cache
 def _model_index() -> dict[str, str]:
     """Normalised registry names -> model id (the registry's own index, reused)."""
-    from tools.model_registry import _name_index  # the registry exposes no public name list
+    from tools.architectures.registry import _name_index  # the registry exposes no public name list
 
     return {key: arch.id for key, arch in _name_index().items()}
 

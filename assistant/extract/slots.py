@@ -16,15 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from assistant.agent.state import Money, SlotUpdate
 from assistant.extract.cues import gpu_is_wanted, money_is_limit
 from assistant.extract.names import Found, find_gpus, find_models
 from assistant.extract.numbers import parse_number
 from assistant.extract.patterns import Patterns, number_word_value, patterns
 from assistant.extract.regions import find_region
 from assistant.extract.text import MASK, fold
-from assistant.state import Money, SlotUpdate
+from tools.architectures.param_guess import MAX_PARAMS, MIN_PARAMS
 from tools.gpus import lookup_gpu
-from tools.param_estimate import MAX_PARAMS, MIN_PARAMS
 
 MAX_CHARS = 20_000  # longer messages are read up to here (the assistant refuses > 4000 anyway)
 _MAX_VRAM_GIB = 1024  # more per GPU than any GPU has: not a VRAM figure
@@ -314,7 +314,7 @@ def _read_providers(p: Patterns, text: str, slots: Slots) -> None:
     if wanted:
         slots["providers"] = list(dict.fromkeys(wanted))
     elif unwanted:
-        from tools.providers import known_providers
+        from tools.catalog.providers import known_providers
 
         slots["providers"] = [key for key in known_providers() if key not in unwanted]
 

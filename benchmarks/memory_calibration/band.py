@@ -2,7 +2,7 @@
 
 The band is the largest absolute relative error of the estimated peak over the calibration cases,
 rounded up to a whole percent. It is written to tools/data/memory_calibration.json together with
-how it was obtained; `tools.estimator` loads it and reports each estimate as, e.g.,
+how it was obtained; `tools.memory.estimator` loads it and reports each estimate as, e.g.,
 "41.8 GiB (±6%)".
 """
 

@@ -1,9 +1,10 @@
 """Real, randomly initialised Hugging Face models for a `Case`; nothing is downloaded.
 
 Every model starts from a built-in registry entry (tools/data/models.yaml), optionally scaled down,
-and is turned into a transformers config by `tools.hf_config.to_hf_config`, so the estimator and
-the measured model are built from the very same dimensions. Dropout probabilities stay at the
-transformers defaults of each family (0.1 for GPT-2 and BERT, 0 for Llama, Qwen2 and Mixtral).
+and is turned into a transformers config by `tools.architectures.hf_config.to_hf_config`, so the
+estimator and the measured model are built from the very same dimensions. Dropout probabilities stay
+at the transformers defaults of each family (0.1 for GPT-2 and BERT, 0 for Llama, Qwen2 and
+Mixtral).
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks.memory_calibration.cases import Case, ModelKey
-from tools.hf_config import to_hf_config
-from tools.model_registry import resolve_model
-from tools.models import ModelArch
+from tools.architectures.architecture import ModelArch
+from tools.architectures.hf_config import to_hf_config
+from tools.architectures.registry import resolve_model
 
 # key -> (registry name, dimension overrides)
 MODELS: dict[ModelKey, tuple[str, dict[str, Any]]] = {

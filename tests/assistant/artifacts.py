@@ -7,8 +7,8 @@ from datetime import date
 from functools import cache
 from typing import Any
 
-from tools.estimator import EstimateInput, MemoryEstimate, estimate
-from tools.ranking_models import Excluded, ExclusionKind, JobSummary, RankedOption, RankResult
+from tools.memory.estimator import EstimateInput, MemoryEstimate, estimate
+from tools.ranking.models import Excluded, ExclusionKind, JobSummary, RankedOption, RankResult
 from tools.units import GIB
 
 

@@ -19,12 +19,12 @@ from urllib.parse import urlparse
 import pytest
 
 import app
-from assistant.conversation import Assistant
-from assistant.i18n import message
-from assistant.ui_strings import ui_text
-from assistant.views import CatalogFilters, filter_catalog_table
+from assistant.agent.conversation import Assistant
+from assistant.answers.i18n import message
+from assistant.web.ui_strings import ui_text
+from assistant.web.views import CatalogFilters, filter_catalog_table
 from tests.test_app import TinyKnowledge, make_settings
-from tools.catalog_store import load_catalog
+from tools.catalog.store import load_catalog
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from tools.catalog import Instance
+from tools.catalog.instances import Instance
 
 AS_OF = date(2026, 1, 15)
 

@@ -7,7 +7,7 @@ with multi-head attention, a 4h GELU MLP, dropout and 16-bit activations it come
 tensors are then adapted to grouped-query attention, gated MLPs, mixture-of-experts, fused
 attention kernels, recomputation, tensor parallelism, frozen layers and LoRA adapters, following
 what PyTorch and the Hugging Face implementations actually save (checked against
-`torch.autograd.graph.saved_tensors_hooks` in tests/tools/test_estimator_measured.py).
+`torch.autograd.graph.saved_tensors_hooks` in tests/tools/memory/test_estimator_measured.py).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from math import ceil
 
+from tools.architectures.architecture import ModelArch
 from tools.memory import constants as c
 from tools.memory.dtypes import SavedDtypes, saved_dtypes
 from tools.memory.inventory import PhysicalLinear, linear_modules, physical_linears
-from tools.models import ModelArch
 
 # Families whose Hugging Face eager attention runs softmax in fp32 (`softmax(..., dtype=float32)`
 # then `.to(query.dtype)`); GPT-2 and BERT run it in the activation dtype.

@@ -13,7 +13,7 @@ from tools.memory.peak import StepInputs
 from tools.memory.results import ActivationsDetail, BytesPerParam, LayerActivations
 
 if TYPE_CHECKING:
-    from tools.estimator import EstimateInput
+    from tools.memory.estimator import EstimateInput
 
 
 def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> StatesConfig:

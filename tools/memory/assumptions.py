@@ -12,8 +12,8 @@ from tools.memory.model_states import ModelStates, adapter_bytes
 from tools.units import GB, format_gib
 
 if TYPE_CHECKING:
-    from tools.estimator import EstimateInput
     from tools.memory.calibration import CalibrationBand
+    from tools.memory.estimator import EstimateInput
     from tools.memory.inventory import PhysicalLinear
 
 

@@ -1,7 +1,7 @@
 """Byte counts used by the estimator, each with where it comes from.
 
 Everything here is an exact integer or fraction taken from a paper or a library's source; the
-modelling choices built on them are stated in `tools.estimator` assumptions.
+modelling choices built on them are stated in `tools.memory.estimator` assumptions.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from tools.architectures.architecture import LinearModule, ModelArch
 from tools.errors import InvalidInputError
-from tools.models import LinearModule, ModelArch
 
 TensorKind = Literal["linear", "bias", "embedding", "norm", "other"]
 _CACHE = 256  # architectures kept; ModelArch is frozen and hashable

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from math import ceil
 from typing import cast
 
+from tools.architectures.architecture import ModelArch
 from tools.memory import constants as c
 from tools.memory.inventory import (
     ParamTensor,
@@ -26,7 +27,6 @@ from tools.memory.inventory import (
     total_params,
 )
 from tools.memory.optimizer_step import OptimizerImpl, optimizer_temporaries
-from tools.models import ModelArch
 
 _TP_SPLIT_KINDS = frozenset({"linear", "bias", "embedding"})
 

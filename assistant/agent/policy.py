@@ -1,0 +1,322 @@
+"""The offline policy: a chat model that needs no network, no weights and no API key.
+
+It plays the model's part in the agent graph. Each call it reads the conversation, works out which
+tool calls the turn still needs, and either emits them (one AIMessage with tool_calls) or, once
+every result is in, writes the final answer from the ToolMessage artifacts with the message catalogs
+(`assistant.answers.compose`). What to do comes from the turn's `TurnContext`: the language, the job
+state folded from every user message through the slot extractor, the intent of the latest message,
+and the plan built from the state. The agent passes the context in as a bound keyword
+(`bind_tools(..., turn=context)`); without one, the policy folds the human messages itself.
+
+Decisions, in order:
+- a tool returned an error -> one short sentence about it, in the user's language;
+- a job (or a job plus a question) with no model yet -> at most one clarifying question;
+- a job -> estimate_memory and rank_instances with the plan's arguments, then a
+  search_knowledge for caveats when the plan uses spot or a multi-GPU full fine-tune;
+- a guidance question -> search_knowledge; mixed -> both; anything else -> the question for the
+  model while none is known, else a search_knowledge with the message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, ConfigDict
+
+from assistant.agent.jobspec import JobPlan, build_job
+from assistant.agent.state import JobState
+from assistant.agent.toolbox import KnowledgeResult
+from assistant.answers import compose
+from assistant.extract import Intent, apply_update, classify_intent, extract_slots
+from knowledge.langid import detect_language
+from tools.catalog.instances import Catalog
+from tools.errors import AdvisorError
+from tools.memory.estimator import EstimateInput, MemoryEstimate
+from tools.ranking.models import RankRequest, RankResult
+
+__all__ = [
+    "OfflinePolicy",
+    "PlannedCall",
+    "ToolOutcome",
+    "TurnContext",
+    "job_tool_args",
+    "plan_turn",
+    "rank_tool_args",
+    "turn_outcomes",
+]
+
+CAVEAT_QUERIES = {
+    "spot": "spot instances checkpoint interval interruptions",
+    "multi_gpu_full": "multi-GPU full fine-tuning NVLink ZeRO FSDP",
+}
+GUIDANCE_K = 3
+CAVEAT_K = 2
+_FULL_METHODS = ("full", "pretrain")
+
+
+class TurnContext(BaseModel):
+    """What the policy knows about the turn it is answering."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    lang: str
+    text: str
+    state: JobState
+    intent: Intent
+    plan: JobPlan | None
+    plan_error: AdvisorError | None = None
+
+
+def plan_turn(prior: JobState, text: str, lang: str, catalog: Catalog | None) -> TurnContext:
+    """Fold one user message into the job state and plan the job it now describes."""
+    state = apply_update(prior, extract_slots(text, lang))
+    intent = classify_intent(text, lang, prior)
+    try:
+        plan: JobPlan | None = build_job(state, catalog)
+    except AdvisorError as exc:
+        return TurnContext(
+            lang=lang, text=text, state=state, intent=intent, plan=None, plan_error=exc
+        )
+    return TurnContext(lang=lang, text=text, state=state, intent=intent, plan=plan)
+
+
+def fold_messages(messages: Sequence[BaseMessage], catalog: Catalog | None) -> TurnContext:
+    """The context of the last human message, every earlier one folded in (languages detected)."""
+    texts = [m.text for m in messages if isinstance(m, HumanMessage)]
+    if not texts:
+        raise ValueError("the conversation has no user message")
+    state = JobState()
+    for text in texts[:-1]:
+        state = apply_update(state, extract_slots(text, _detected(text)))
+    return plan_turn(state, texts[-1], _detected(texts[-1]), catalog)
+
+
+def _detected(text: str) -> str:
+    found = detect_language(text)
+    return found.code if found.supported else "en"
+
+
+# --------------------------------------------------------------------------- the turn so far
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """A tool call of this turn and what came back."""
+
+    name: str
+    args: dict[str, Any]
+    status: str
+    content: str
+    artifact: object
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    name: str
+    args: dict[str, Any]
+
+
+def turn_outcomes(messages: Sequence[BaseMessage]) -> list[ToolOutcome]:
+    """The tool calls made since the last human message, with their results, in call order."""
+    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    recent = messages[start + 1 :]
+    results = {m.tool_call_id: m for m in recent if isinstance(m, ToolMessage)}
+    outcomes = []
+    for message in recent:
+        if not isinstance(message, AIMessage):
+            continue
+        for call in message.tool_calls:
+            result = results.get(call["id"] or "")
+            if result is not None:
+                outcomes.append(
+                    ToolOutcome(
+                        name=call["name"],
+                        args=call["args"],
+                        status=result.status,
+                        content=result.text,
+                        artifact=result.artifact,
+                    )
+                )
+    return outcomes
+
+
+# --------------------------------------------------------------------------- tool arguments
+
+
+def job_tool_args(state: JobState, job: EstimateInput) -> dict[str, Any]:
+    """estimate_memory arguments for a planned job: the model as the user named it, and every
+    field the plan set."""
+    fields = job.model_dump(mode="json", include=job.model_fields_set - {"model"})
+    return {"model": state.model, **fields}
+
+
+def rank_tool_args(state: JobState, plan: JobPlan) -> dict[str, Any]:
+    """rank_instances arguments for a planned job."""
+    request: RankRequest = plan.request  # type: ignore[assignment]
+    args = job_tool_args(state, request.job)
+    args.update(request.workload.model_dump(mode="json", exclude_unset=True, exclude_none=True))
+    args.update(request.constraints.model_dump(mode="json", exclude_unset=True, exclude_none=True))
+    if "objective" in request.model_fields_set:
+        args["objective"] = request.objective
+    if plan.gpus:
+        args["gpus"] = plan.gpus
+    if plan.max_vram_gib is not None:
+        args["max_vram_per_gpu_gib"] = plan.max_vram_gib
+    return args
+
+
+def _search(query: str, lang: str, k: int) -> PlannedCall:
+    return PlannedCall("search_knowledge", {"query": query, "lang": lang, "k": k})
+
+
+def _artifact(outcomes: Sequence[ToolOutcome], kind: type[Any]) -> Any:
+    return next((o.artifact for o in outcomes if isinstance(o.artifact, kind)), None)
+
+
+def _caveat_calls(ctx: TurnContext, ranking: RankResult | None) -> list[PlannedCall]:
+    if ranking is None or not ranking.ranked:
+        return []
+    calls = []
+    if ctx.state.spot in ("allowed", "required"):
+        calls.append(_search(CAVEAT_QUERIES["spot"], ctx.lang, CAVEAT_K))
+    best = ranking.ranked[0]
+    if ranking.job.method in _FULL_METHODS and best.gpu_count > 1:
+        calls.append(_search(CAVEAT_QUERIES["multi_gpu_full"], ctx.lang, CAVEAT_K))
+    return calls
+
+
+def _is(outcome: ToolOutcome, call: PlannedCall) -> bool:
+    return outcome.name == call.name and outcome.args == call.args
+
+
+def planned_calls(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[PlannedCall]:
+    """Every tool call the turn needs, given what has run so far."""
+    wants_job = ctx.intent in ("job", "mixed")
+    wants_guidance = ctx.intent in ("guidance", "mixed") or (
+        ctx.intent == "other" and ctx.state.model is not None
+    )
+    calls: list[PlannedCall] = []
+    plan = ctx.plan
+    if wants_job and plan is not None and plan.ready and ctx.state.model is not None:
+        assert plan.job is not None
+        rank_call = PlannedCall("rank_instances", rank_tool_args(ctx.state, plan))
+        calls += [PlannedCall("estimate_memory", job_tool_args(ctx.state, plan.job)), rank_call]
+        if not wants_guidance:
+            ranking = next((o.artifact for o in outcomes if _is(o, rank_call)), None)
+            calls += _caveat_calls(ctx, ranking if isinstance(ranking, RankResult) else None)
+    if wants_guidance:
+        calls.append(_search(ctx.text, ctx.lang, GUIDANCE_K))
+    return calls
+
+
+def next_step(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[PlannedCall] | AIMessage:
+    """The tool calls still missing, or the final answer."""
+    failed = next((o for o in outcomes if o.status == "error"), None)
+    if failed is not None:
+        return _answer(compose.compose_tool_error(ctx.lang, failed.name, _error_of(failed)))
+    planned = [(c.name, c.args) for c in planned_calls(ctx, outcomes)]
+    done = [(o.name, o.args) for o in outcomes]
+    missing = [PlannedCall(*call) for call in planned if call not in done]
+    if missing:
+        return missing
+    # Compose from the policy's own calls only (a model may have called the tools differently
+    # before the policy took over).
+    return _answer(compose_final(ctx, [o for o in outcomes if (o.name, o.args) in planned]))
+
+
+def _error_of(outcome: ToolOutcome) -> dict[str, Any]:
+    try:
+        error = json.loads(outcome.content)["error"]
+    except (ValueError, KeyError, TypeError):
+        return {"type": "ToolError", "message": outcome.content}
+    return error if isinstance(error, dict) else {"type": "ToolError", "message": str(error)}
+
+
+def _passages(outcomes: Sequence[ToolOutcome]) -> list[Any]:
+    found = []
+    for outcome in outcomes:
+        if isinstance(outcome.artifact, KnowledgeResult):
+            found.extend(outcome.artifact.passages)
+    return found
+
+
+def compose_final(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> compose.Answer:
+    """The answer from this turn's artifacts, in the turn's language."""
+    if ctx.plan_error is not None:
+        return compose.compose_tool_error(
+            ctx.lang,
+            "estimate_memory",
+            {
+                "type": type(ctx.plan_error).__name__,
+                "message": str(ctx.plan_error),
+            },
+        )
+    estimate = _artifact(outcomes, MemoryEstimate)
+    ranking = _artifact(outcomes, RankResult)
+    passages = _passages(outcomes)
+    if estimate is not None and ranking is not None and ctx.plan is not None:
+        return compose.compose_job_answer(
+            ctx.lang, ctx.state, ctx.plan, estimate, ranking, passages, ctx.plan.notices
+        )
+    if ctx.intent != "guidance" and ctx.state.model is None:
+        return compose.compose_clarification(ctx.lang, "model", passages)
+    return compose.compose_guidance_answer(ctx.lang, passages)
+
+
+def _answer(answer: compose.Answer) -> AIMessage:
+    return AIMessage(
+        content=answer.text,
+        response_metadata={"advisor_answer": answer.model_dump(mode="json")},
+    )
+
+
+# --------------------------------------------------------------------------- the chat model
+
+
+class OfflinePolicy(BaseChatModel):
+    """The built-in brain: reads the conversation, calls the tools, composes the answer."""
+
+    catalog: Catalog | None = None
+    """Used only when no TurnContext is bound (to match region hints to catalog regions)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    @property
+    def _llm_type(self) -> str:
+        return "gpu-advisor-offline-policy"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        """The tools are known already; a bound `turn=TurnContext` reaches `_generate`."""
+        turn = kwargs.get("turn")
+        return self.bind(turn=turn) if turn is not None else self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        ctx: TurnContext = kwargs.get("turn") or fold_messages(messages, self.catalog)
+        step = next_step(ctx, turn_outcomes(messages))
+        if isinstance(step, AIMessage):
+            message = step
+        else:
+            calls = [
+                {"type": "tool_call", "name": c.name, "args": c.args, "id": _call_id(messages, i)}
+                for i, c in enumerate(step)
+            ]
+            message = AIMessage(content="", tool_calls=calls)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _call_id(messages: Sequence[BaseMessage], index: int) -> str:
+    """A call id unique within the turn: 'call_<message count>_<index>'."""
+    return f"call_{len(messages)}_{index}"

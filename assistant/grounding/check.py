@@ -1,0 +1,220 @@
+"""Grounding: every figure an answer shows must trace to a tool artifact, a retrieved passage or
+the user's own messages.
+
+`check_grounding(answer_text, sources)` reads the figures in the answer
+(`assistant.grounding.figures.shown_figures`: separators, decimal commas, money and percent signs,
+magnitude suffixes, dates, in the six languages) and looks each one up among the source values.
+
+Source values are collected by walking the artifacts (pydantic models, dataclasses, mappings,
+sequences, strings) and reading the figures in every text. Each number also stands for the forms
+an answer may display it in, kept apart by kind:
+- size: an integer of at least 2^20 (a byte count) in GiB and GB, and in MiB, MB, TiB or TB
+  where that gives 1 to 1023 of them; a field named `*_gib` / `*_gb` in GB / GiB;
+- percent: a float x 100 (a fraction shown as a percentage);
+- time: a field named `*hours` in minutes (x 60) and days (/ 24);
+- a sequence's length is a value too (a count such as "top 3" or "137 excluded").
+Counts written with a magnitude ("70B", "200 milyon") are scaled on the answer side instead.
+- money: a field named for a price, cost, budget or amount (`price_per_hour`, `total_cost`,
+  `budget`, Money's `amount`) and a figure a source text writes with a currency.
+A shown figure matches a source value within half a unit of its last written digit; signs are
+ignored. A figure written as money matches only values as computed, never a size, percentage
+or time form; one written with a size unit (GiB, GB, Go) or a time unit only those forms or
+values as computed. Beyond that matching is by value: a price equal to another computed figure
+passes, except an amount below one unit ("$0.01/h"), which only a money value matches (any
+fraction in the sources would otherwise ground it).
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+import re
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assistant.grounding.figures import (
+    MONEY,
+    PERCENT,
+    RAW,
+    SIZE,
+    SOURCE_KINDS,
+    TIME,
+    Candidate,
+    ShownDate,
+    ShownNumber,
+    shown_figures,
+)
+
+__all__ = ["GroundingReport", "GroundingSources", "SourceIndex", "check_grounding"]
+
+_BYTES_MIN = 1 << 20
+_BYTE_DIVISORS = (1 << 30, 1e9, 1 << 20, 1e6, 1 << 40, 1e12)
+_ALWAYS_SHOWN = (1 << 30, 1e9)  # GiB and GB; MiB, MB, TiB, TB only from 1 to 1023 of them
+_GIB_PER_GB = 1e9 / (1 << 30)
+_REL_EPS = 1e-9
+# Field names that hold money (tools/ranking/models.py, tools/catalog/instances.py,
+# assistant/agent/state.py).
+_MONEY_KEY = re.compile(r"price|cost|budget|usd|(?:^|_)(?:amount|eur|try|money)(?:_|$)", re.I)
+
+
+class GroundingSources(BaseModel):
+    """Where an answer's figures may come from."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    artifacts: list[Any] = Field(
+        default_factory=list,
+        description="tool results: pydantic models, dataclasses, dicts, lists, strings",
+    )
+    passages: list[str] = Field(
+        default_factory=list, description="retrieved passage texts (and titles) shown to the model"
+    )
+    user_messages: list[str] = Field(
+        default_factory=list, description="what the user wrote in this conversation"
+    )
+
+    def index(self) -> SourceIndex:
+        """Every source value, with its displayed forms, ready for lookups."""
+        index = SourceIndex()
+        for artifact in self.artifacts:
+            index.add_object(artifact)
+        for text in (*self.passages, *self.user_messages):
+            index.add_text(text)
+        return index
+
+
+class GroundingReport(BaseModel):
+    """The outcome of a check: grounded when no shown figure is left untraced."""
+
+    grounded: bool
+    ungrounded_numbers: list[str] = Field(description="figures as written, in order, deduplicated")
+    checked: int = Field(ge=0, description="figures looked up")
+
+
+class SourceIndex:
+    """Source values by kind (absolute, sorted on first lookup) and source dates."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, list[float]] = {kind: [] for kind in SOURCE_KINDS}
+        self._sorted = True
+        self._dates: set[tuple[int, int, int | None]] = set()
+
+    # -- collecting
+
+    def add_value(self, value: float, key: str = "") -> None:
+        """A number and the forms it may be displayed in (see the module docstring)."""
+        if not math.isfinite(value):
+            return
+        self._add(RAW, value)
+        if isinstance(value, int) and abs(value) >= _BYTES_MIN:
+            for divisor in _BYTE_DIVISORS:
+                shown = value / divisor
+                if divisor in _ALWAYS_SHOWN or 1 <= abs(shown) < 1024:
+                    self._add(SIZE, shown)
+        if isinstance(value, float):
+            self._add(PERCENT, value * 100)
+        name = key.lower()
+        if _MONEY_KEY.search(name):
+            self._add(MONEY, value)
+        if name.endswith("_gib"):
+            self._add(SIZE, value / _GIB_PER_GB)
+        elif name.endswith("_gb"):
+            self._add(SIZE, value * _GIB_PER_GB)
+        if name.endswith("hours"):
+            self._add(TIME, value * 60)
+            self._add(TIME, value / 24)
+
+    def _add(self, kind: str, value: float) -> None:
+        self._values[kind].append(abs(float(value)))
+        self._sorted = False
+
+    def add_date(self, day: date) -> None:
+        self._dates |= {(day.year, day.month, day.day), (day.year, day.month, None)}
+        self.add_value(day.year)
+
+    def add_text(self, text: str) -> None:
+        """Every figure of a text, in every reading, at the value written."""
+        numbers, dates = shown_figures(text)
+        for number in numbers:
+            for reading in number.readings:
+                for candidate in reading:
+                    self._add(RAW, candidate.value)
+                    if number.money:
+                        self._add(MONEY, candidate.value)
+        for shown in dates:
+            for year, month, day in shown.options:
+                self._dates |= {(year, month, day), (year, month, None)}
+                self._add(RAW, year)
+
+    def add_object(self, obj: object, key: str = "") -> None:
+        """Walk an artifact: models, dataclasses, mappings, sequences, strings, numbers, dates."""
+        if obj is None or isinstance(obj, bool):
+            return
+        if isinstance(obj, Enum):
+            obj = obj.value
+        if isinstance(obj, int | float):
+            self.add_value(obj, key)
+        elif isinstance(obj, str):
+            self.add_text(obj)
+        elif isinstance(obj, datetime | date):
+            self.add_date(obj if not isinstance(obj, datetime) else obj.date())
+        elif isinstance(obj, BaseModel):
+            for name in type(obj).model_fields:
+                self.add_object(getattr(obj, name), name)
+        elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            for item in dataclasses.fields(obj):
+                self.add_object(getattr(obj, item.name), item.name)
+        elif isinstance(obj, Mapping):
+            for name, value in obj.items():
+                self.add_object(value, str(name))
+        elif isinstance(obj, Iterable):
+            items = list(obj)
+            self.add_value(len(items))
+            for item in items:
+                self.add_object(item, key)
+
+    # -- looking up
+
+    def has(self, candidate: Candidate) -> bool:
+        """A source value of the candidate's kinds within its tolerance (equal when exact)."""
+        if not self._sorted:
+            for values in self._values.values():
+                values.sort()
+            self._sorted = True
+        value = abs(candidate.value)
+        slack = _REL_EPS * max(1.0, value)
+        tol = slack if candidate.exact else candidate.tol + slack
+        for kind in candidate.kinds:
+            values = self._values[kind]
+            i = bisect.bisect_left(values, value - tol)
+            if i < len(values) and values[i] <= value + tol:
+                return True
+        return False
+
+    def has_number(self, number: ShownNumber) -> bool:
+        return any(all(self.has(c) for c in reading) for reading in number.readings)
+
+    def has_date(self, shown: ShownDate) -> bool:
+        return any(option in self._dates for option in shown.options)
+
+
+def check_grounding(
+    answer_text: str, sources: GroundingSources | SourceIndex, lang: str | None = None
+) -> GroundingReport:
+    """Whether every figure in `answer_text` traces to `sources`, and the ones that do not.
+    `lang`, the answer's language when known, reads a lone "1,234" by its number marks."""
+    index = sources if isinstance(sources, SourceIndex) else sources.index()
+    numbers, dates = shown_figures(answer_text, lang)
+    missing = [(n.start, n.text) for n in numbers if not index.has_number(n)]
+    missing += [(d.start, d.text) for d in dates if not index.has_date(d)]
+    seen: dict[str, None] = {}
+    for _, text in sorted(missing):
+        seen.setdefault(text, None)
+    return GroundingReport(
+        grounded=not seen, ungrounded_numbers=list(seen), checked=len(numbers) + len(dates)
+    )

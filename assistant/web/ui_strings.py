@@ -1,0 +1,93 @@
+"""The web app's interface strings in the six languages, defined once, and its example prompts.
+
+The table lives in `assistant/web/ui_strings.yaml`: every key holds its text in en, nl, fr, tr, de
+and es. The app hands `i18n_tables()` to `gr.I18n`, which translates labels in the browser by
+its locale; the server uses `ui_text(lang, key)` for text it renders itself (table headers,
+chart labels) in the conversation's language. Answers are not here: they come from the message
+catalogs of `assistant.answers.i18n`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Final
+
+import yaml
+
+UI_LANGS: Final = ("en", "nl", "fr", "tr", "de", "es")
+DEFAULT_LANG: Final = "en"
+LANGUAGE_NAMES: Final = {
+    "en": "English",
+    "nl": "Nederlands",
+    "fr": "Français",
+    "tr": "Türkçe",
+    "de": "Deutsch",
+    "es": "Español",
+}
+_DATA_FILE = "ui_strings.yaml"  # inside the `assistant` package
+
+
+class UIStringsError(ValueError):
+    """The strings file is missing a language or holds something other than text."""
+
+
+@cache
+def _table() -> tuple[dict[str, dict[str, str]], dict[str, tuple[str, ...]]]:
+    text = resources.files("assistant.web").joinpath(_DATA_FILE).read_text(encoding="utf-8")
+    raw = yaml.safe_load(text)
+    strings: dict[str, dict[str, str]] = {}
+    for key, texts in raw["strings"].items():
+        if not isinstance(texts, dict) or set(texts) != set(UI_LANGS):
+            raise UIStringsError(f"{_DATA_FILE}: {key!r} needs exactly {', '.join(UI_LANGS)}")
+        if not all(isinstance(v, str) and v.strip() for v in texts.values()):
+            raise UIStringsError(f"{_DATA_FILE}: {key!r} has an empty or non-text entry")
+        strings[str(key)] = {lang: texts[lang] for lang in UI_LANGS}
+    examples = {lang: tuple(raw["examples"][lang]) for lang in UI_LANGS}
+    return strings, examples
+
+
+def ui_keys() -> list[str]:
+    """Every interface string key, in file order."""
+    return list(_table()[0])
+
+
+def ui_text(lang: str, key: str) -> str:
+    """The interface string `key` in `lang` (English for a language the table lacks)."""
+    texts = _table()[0][key]
+    return texts.get(lang, texts[DEFAULT_LANG])
+
+
+def i18n_tables() -> dict[str, dict[str, str]]:
+    """The whole table by language, the shape `gr.I18n(**tables)` takes."""
+    strings = _table()[0]
+    return {lang: {key: texts[lang] for key, texts in strings.items()} for lang in UI_LANGS}
+
+
+def example_prompts() -> list[tuple[str, str]]:
+    """(language, prompt) for every example prompt, languages in `UI_LANGS` order."""
+    examples = _table()[1]
+    return [(lang, prompt) for lang in UI_LANGS for prompt in examples[lang]]
+
+
+def language_from_header(accept_language: str | None) -> str:
+    """The most wanted of our languages in an HTTP Accept-Language header, by q weight then
+    order ('tr-TR,tr;q=0.9,en;q=0.8' -> 'tr'); English when it names none of them."""
+    weighted: list[tuple[float, int, str]] = []
+    for position, part in enumerate((accept_language or "").split(",")):
+        tag, _, params = part.strip().partition(";")
+        code = tag.strip().lower().split("-")[0]
+        weight = _q_weight(params)
+        if code in UI_LANGS and weight > 0:
+            weighted.append((-weight, position, code))
+    return min(weighted)[2] if weighted else DEFAULT_LANG
+
+
+def _q_weight(params: str) -> float:
+    text = params.strip().replace(" ", "")
+    if not text.startswith("q="):
+        return 1.0
+    try:
+        return float(text[2:])
+    except ValueError:
+        return 0.0

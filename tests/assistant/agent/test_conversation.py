@@ -1,0 +1,168 @@
+"""Assistant.respond: the event stream, sessions on disk, refusals, bugs, language choice."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant, Session, choose_language
+from assistant.agent.events import AnswerChunk, Final, Notice, ToolEnd, ToolStart
+from assistant.answers.compose import compose_too_long
+from assistant.answers.i18n import message as i18n_message
+from assistant.settings import Settings
+from knowledge.retrieval import Passage
+from tools.catalog.instances import Catalog
+from tools.memory.estimator import MemoryEstimate
+from tools.ranking.models import RankResult
+
+JOB_EN = "I want to fine-tune Llama 3.1 8B with QLoRA on 200M tokens"
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return Catalog.builtin()
+
+
+@pytest.fixture
+def assistant(tmp_path: Path, catalog: Catalog, knowledge_base: Any) -> Assistant:
+    return Assistant(
+        Settings(data_dir=tmp_path / "data"), knowledge=knowledge_base, catalog=catalog
+    )
+
+
+def test_events_come_in_order_and_join_into_the_answer(assistant: Assistant) -> None:
+    session = Session()
+    events = list(assistant.respond(JOB_EN, session))
+    starts = [e for e in events if isinstance(e, ToolStart)]
+    ends = [e for e in events if isinstance(e, ToolEnd)]
+    assert [e.name for e in starts] == ["estimate_memory", "rank_instances"]
+    assert {e.call_id for e in ends} == {e.call_id for e in starts}, "every call finishes"
+    assert all(
+        events.index(s) < events.index(e) for s in starts for e in ends if e.call_id == s.call_id
+    )
+    by_name = {e.name: e for e in ends}
+    assert isinstance(by_name["estimate_memory"].artifact, MemoryEstimate)
+    assert isinstance(by_name["rank_instances"].artifact, RankResult)
+    final = events[-1]
+    assert isinstance(final, Final)
+    chunks = "".join(e.text for e in events if isinstance(e, AnswerChunk))
+    assert chunks == final.result.answer
+    assert final.result.language == "en" and final.result.grounded
+    assert [c.name for c in final.result.tool_calls] == ["estimate_memory", "rank_instances"]
+    assert final.result.tool_calls[0].result["model_id"] == "meta-llama/Llama-3.1-8B"
+
+
+def test_the_session_remembers_the_job(assistant: Assistant) -> None:
+    session = Session()
+    assert assistant.respond(JOB_EN, session).result.grounded
+    assert session.state.model == "meta-llama/Llama-3.1-8B" and session.state.method == "qlora"
+    assert [(h.role, h.lang) for h in session.history] == [("user", "en"), ("assistant", "en")]
+    result = assistant.respond("and with full fine-tuning?", session).result
+    assert result.state["method"] == "full"
+    assert result.state["model"] == "meta-llama/Llama-3.1-8B", "earlier slots persist"
+    assert result.tool_calls[0].args["method"] == "full"
+
+
+def test_sessions_survive_a_round_trip_through_a_file(assistant: Assistant, tmp_path: Path) -> None:
+    path = tmp_path / "conv" / "session.json"
+    session = Session.load(path)
+    assert assistant.respond(JOB_EN, session).result.grounded
+    session.save(path)
+    again = Session.load(path)
+    assert again == session, "load(save(s)) == s"
+    result = assistant.respond("only spot", again).result
+    assert result.state["spot"] == "required" and result.state["method"] == "qlora"
+
+
+def test_missing_session_file_starts_a_new_conversation(tmp_path: Path) -> None:
+    session = Session.load(tmp_path / "nope.json")
+    assert session.history == [] and session.state.filled() == {} and session.language is None
+
+
+def test_over_long_messages_are_refused_politely(assistant: Assistant) -> None:
+    session = Session()
+    result = assistant.respond("a" * (MAX_MESSAGE_CHARS + 1), session, lang="fr").result
+    assert result.answer == compose_too_long("fr", MAX_MESSAGE_CHARS).text
+    assert result.tool_calls == [] and session.history == [], "nothing is run or remembered"
+    assert assistant.respond("b" * MAX_MESSAGE_CHARS, session).result.answer != result.answer
+
+
+class ExplodingKnowledge:
+    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+        raise RuntimeError("index exploded")
+
+
+def test_a_bug_gives_an_apology_with_an_id_and_the_session_survives(
+    tmp_path: Path, catalog: Catalog, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = Assistant(Settings(data_dir=tmp_path), knowledge=ExplodingKnowledge(), catalog=catalog)
+    session = Session()
+    caplog.set_level(logging.ERROR, logger="assistant")
+    result = broken.respond(
+        "Wie oft sollte ich auf Spot-Instanzen Checkpoints speichern?", session
+    ).result
+    assert result.error_id is not None and len(result.error_id) == 8
+    assert result.answer == i18n_message("de", "error.apology", error_id=f"`{result.error_id}`")
+    (record,) = [r for r in caplog.records if result.error_id in r.getMessage()]
+    assert record.exc_info is not None and "index exploded" in str(record.exc_info[1])
+    assert len(session.history) == 2, "the exchange is kept"
+    follow_up = broken.respond(JOB_EN, session).result
+    assert follow_up.error_id is None and follow_up.grounded, "the next turn works"
+
+
+def test_knowledge_base_is_not_opened_for_a_job_turn(tmp_path: Path, catalog: Catalog) -> None:
+    data = tmp_path / "data"
+    assistant = Assistant(Settings(data_dir=data), catalog=catalog)
+    result = assistant.respond(JOB_EN, Session()).result
+    assert result.grounded
+    assert not (data / "index").exists(), "the index is opened lazily, on the first search"
+
+
+def test_language_override_and_switch_mid_conversation(assistant: Assistant) -> None:
+    session = Session()
+    first = assistant.respond(JOB_EN, session, lang="tr").result
+    assert first.language == "tr"
+    assert i18n_message("tr", "options.heading") in first.answer
+    second = assistant.respond(
+        "Je veux affiner Llama 3.1 8B avec QLoRA sur 200 millions de tokens", session
+    ).result
+    assert second.language == "fr"
+    assert i18n_message("fr", "options.heading") in second.answer
+    third = assistant.respond("nur Spot", session).result
+    assert third.language == "fr", "a two-word message keeps the conversation's language"
+
+
+@pytest.mark.parametrize(
+    ("message", "override", "previous", "expected"),
+    [
+        ("Ich möchte Llama 3.1 8B mit QLoRA feinabstimmen", None, None, "de"),
+        ("Ich möchte Llama 3.1 8B mit QLoRA feinabstimmen", None, "en", "de"),
+        ("only spot", None, "nl", "nl"),
+        ("70B", None, None, "en"),
+        ("anything", "es", "nl", "es"),
+        ("anything", "DE-de", None, "de"),
+    ],
+)
+def test_choose_language(
+    message: str, override: str | None, previous: str | None, expected: str
+) -> None:
+    assert choose_language(message, override, previous) == expected
+
+
+def test_unsupported_language_override_is_an_error() -> None:
+    from tools.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=r"lang: got 'it'; valid: one of en, nl"):
+        choose_language("ciao", "it", None)
+
+
+def test_turn_result_consumes_the_rest(assistant: Assistant) -> None:
+    turn = assistant.respond(JOB_EN, Session())
+    first = next(iter(turn))
+    assert isinstance(first, ToolStart)
+    result = turn.result
+    assert result.answer and isinstance(turn.events[-1], Final)
+    assert not any(isinstance(e, Notice) for e in turn.events)

@@ -1,0 +1,217 @@
+"""The offline policy's decisions: which tool calls a turn needs, with which exact arguments."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableBinding
+
+from assistant.agent.jobspec import DEFAULTS, QLORA_OPTIMIZER
+from assistant.agent.policy import (
+    CAVEAT_QUERIES,
+    OfflinePolicy,
+    PlannedCall,
+    TurnContext,
+    next_step,
+    plan_turn,
+    turn_outcomes,
+)
+from assistant.agent.state import JobState
+from assistant.agent.toolbox import ToolResources, build_tools
+from assistant.answers.i18n import message as i18n_message
+from tools.catalog.instances import Catalog
+
+# What the user said, then the plan's stated defaults for the rest
+# (assistant.agent.jobspec.DEFAULTS).
+QLORA_8B = {
+    "model": "meta-llama/Llama-3.1-8B",
+    "method": "qlora",
+    "precision": DEFAULTS["precision"],
+    "optimizer": QLORA_OPTIMIZER,
+    "lora_rank": DEFAULTS["lora_rank"],
+    "seq_len": DEFAULTS["seq_len"],
+    "micro_batch_size": DEFAULTS["micro_batch_size"],
+    "gradient_checkpointing": DEFAULTS["gradient_checkpointing"],
+}
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return Catalog.builtin()
+
+
+def ctx_for(text: str, lang: str, catalog: Catalog, prior: JobState | None = None) -> TurnContext:
+    return plan_turn(prior or JobState(), text, lang, catalog)
+
+
+def run_tools(calls: list[PlannedCall], catalog: Catalog, knowledge: Any) -> list[Any]:
+    """The AIMessage and ToolMessages the graph would add for `calls`."""
+    tools = {t.name: t for t in build_tools(ToolResources(lambda: catalog, lambda: knowledge))}
+    ai = AIMessage(
+        "",
+        tool_calls=[
+            {"type": "tool_call", "name": c.name, "args": c.args, "id": f"t{i}"}
+            for i, c in enumerate(calls)
+        ],
+    )
+    results = [
+        tools[c.name].invoke({"type": "tool_call", "name": c.name, "args": c.args, "id": f"t{i}"})
+        for i, c in enumerate(calls)
+    ]
+    return [ai, *results]
+
+
+def test_job_turn_calls_estimate_and_rank_with_the_plan(catalog: Catalog) -> None:
+    ctx = ctx_for("I want to fine-tune Llama 3.1 8B with QLoRA on 200M tokens", "en", catalog)
+    step = next_step(ctx, [])
+    assert step == [
+        PlannedCall("estimate_memory", QLORA_8B),
+        PlannedCall(
+            "rank_instances",
+            {
+                **QLORA_8B,
+                "tokens": 200_000_000.0,
+                "epochs": 1.0,
+                "spot": "never",
+                "objective": "cost",
+            },
+        ),
+    ]
+
+
+def test_amendments_change_only_what_they_say(catalog: Catalog) -> None:
+    first = ctx_for("Llama 3.1 8B with QLoRA on 200M tokens", "en", catalog)
+    second = ctx_for("only spot, max $40/h", "en", catalog, first.state)
+    step = next_step(second, [])
+    assert isinstance(step, list)
+    rank_args = step[1].args
+    assert rank_args["spot"] == "required"
+    assert rank_args["max_price_per_hour"] == 40.0
+    assert {k: rank_args[k] for k in QLORA_8B} == QLORA_8B, "the job itself is unchanged"
+
+
+def test_spot_plan_searches_for_the_checkpoint_caveat(
+    catalog: Catalog, knowledge_base: Any
+) -> None:
+    ctx = ctx_for("QLoRA Llama 3.1 8B on 200M tokens, spot is fine", "en", catalog)
+    assert ctx.state.spot == "allowed"
+    first = next_step(ctx, [])
+    assert isinstance(first, list) and [c.name for c in first] == [
+        "estimate_memory",
+        "rank_instances",
+    ]
+    messages = [HumanMessage(ctx.text), *run_tools(first, catalog, knowledge_base)]
+    second = next_step(ctx, turn_outcomes(messages))
+    assert second == [
+        PlannedCall("search_knowledge", {"query": CAVEAT_QUERIES["spot"], "lang": "en", "k": 2})
+    ]
+
+
+def test_missing_model_asks_one_question(catalog: Catalog) -> None:
+    ctx = ctx_for("I want to fine-tune with QLoRA on 200M tokens", "de", catalog)
+    step = next_step(ctx, [])
+    assert isinstance(step, AIMessage) and not step.tool_calls
+    assert step.text == i18n_message("de", "clarify.model")
+    assert step.text.count("?") == 1
+
+
+def test_guidance_searches_in_the_users_language(catalog: Catalog) -> None:
+    text = "hoe vaak moet ik een checkpoint maken op spot-instanties?"
+    ctx = ctx_for(text, "nl", catalog)
+    assert ctx.intent == "guidance"
+    assert next_step(ctx, []) == [
+        PlannedCall("search_knowledge", {"query": text, "lang": "nl", "k": 3})
+    ]
+
+
+def test_mixed_question_uses_tools_and_knowledge(catalog: Catalog) -> None:
+    text = "is spot safe for my 70B QLoRA run?"
+    ctx = ctx_for(text, "en", catalog)
+    assert ctx.intent == "mixed"
+    step = next_step(ctx, [])
+    assert isinstance(step, list)
+    assert [c.name for c in step] == ["estimate_memory", "rank_instances", "search_knowledge"]
+    assert step[0].args["model"] == "70B"
+    assert step[2].args == {"query": text, "lang": "en", "k": 3}
+
+
+def test_a_tool_error_becomes_one_sentence(catalog: Catalog) -> None:
+    ctx = ctx_for("Llama 3.1 8B QLoRA", "fr", catalog)
+    error = {
+        "error": {
+            "type": "UnknownNameError",
+            "message": "unknown GPU 'X'",
+            "kind": "GPU",
+            "name": "X",
+            "suggestions": ["H100-SXM"],
+        }
+    }
+    messages = [
+        HumanMessage(ctx.text),
+        AIMessage(
+            "",
+            tool_calls=[
+                {"type": "tool_call", "name": "lookup_gpu", "args": {"name": "X"}, "id": "e1"}
+            ],
+        ),
+        ToolMessage(json.dumps(error), tool_call_id="e1", status="error"),
+    ]
+    step = next_step(ctx, turn_outcomes(messages))
+    assert isinstance(step, AIMessage) and not step.tool_calls
+    assert "X" in step.text and "H100-SXM" in step.text
+    assert step.text.count("\n") == 0, "one short sentence"
+
+
+def test_outcomes_start_at_the_last_user_message() -> None:
+    old = [
+        HumanMessage("first"),
+        AIMessage(
+            "",
+            tool_calls=[
+                {"type": "tool_call", "name": "lookup_gpu", "args": {"name": "A"}, "id": "a"}
+            ],
+        ),
+        ToolMessage("{}", tool_call_id="a"),
+        AIMessage("answer"),
+    ]
+    new = [
+        HumanMessage("second"),
+        AIMessage(
+            "",
+            tool_calls=[
+                {"type": "tool_call", "name": "lookup_gpu", "args": {"name": "B"}, "id": "b"}
+            ],
+        ),
+        ToolMessage("{}", tool_call_id="b", artifact=1),
+    ]
+    outcomes = turn_outcomes([*old, *new])
+    assert [(o.name, o.args, o.artifact) for o in outcomes] == [("lookup_gpu", {"name": "B"}, 1)]
+
+
+def test_bind_tools_returns_the_policy_or_a_binding_with_the_turn(catalog: Catalog) -> None:
+    policy = OfflinePolicy()
+    assert policy.bind_tools([]) is policy
+    ctx = ctx_for("Llama 3.1 8B QLoRA", "en", catalog)
+    bound = policy.bind_tools([], tool_choice=None, turn=ctx)
+    assert isinstance(bound, RunnableBinding) and bound.kwargs == {"turn": ctx}
+
+
+def test_without_a_context_the_policy_folds_the_conversation(catalog: Catalog) -> None:
+    policy = OfflinePolicy(catalog=catalog)
+    reply = policy.invoke(
+        [
+            HumanMessage(
+                "Ich möchte Llama 3.1 8B mit QLoRA auf 200 Millionen Tokens feinabstimmen"
+            ),
+            AIMessage("..."),
+            HumanMessage("nur Spot"),
+        ]
+    )
+    assert isinstance(reply, AIMessage)
+    names = [call["name"] for call in reply.tool_calls]
+    assert names == ["estimate_memory", "rank_instances"]
+    assert reply.tool_calls[1]["args"]["spot"] == "required", "the last message amends the job"
+    assert reply.tool_calls[1]["args"]["tokens"] == 200_000_000.0, "earlier messages still count"

@@ -1,0 +1,264 @@
+"""`gpu-advisor estimate`: JSON and table output, model sources, one clear error, light imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant.cli import main
+from tools.architectures.registry import lookup_model
+from tools.memory.estimator import EstimateInput, estimate
+
+LLAMA_CONFIG = {  # meta-llama/Llama-3.1-8B config.json, the keys the reader uses
+    "model_type": "llama",
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+    "tie_word_embeddings": False,
+}
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main(["estimate", *argv, "--json"]) == 0, f"estimate {argv} should succeed"
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_keys_and_integer_bytes(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_json(capsys, "--model", "llama 3.1 8b", "--method", "lora", "--lora-rank", "16")
+    assert list(out["per_gpu"]) == [
+        "weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "overhead",
+        "total",
+    ], "per_gpu keys, in order"
+    assert all(isinstance(v, int) for v in out["per_gpu"].values()), "bytes are integers"
+    assert out["trainable_params"] == 41_943_040, "LoRA r=16 on all linear layers of Llama 3.1 8B"
+    assert out["total_params"] == 8_030_261_248, "Llama 3.1 8B"
+    assert isinstance(out["assumptions"], list) and out["assumptions"], "assumptions included"
+    direct = estimate(EstimateInput(model=lookup_model("llama 3.1 8b"), method="lora"))
+    assert out["per_gpu"] == direct.per_gpu.model_dump(), "CLI prints what estimate() computes"
+    assert out["peak_moment"] == direct.peak_moment == "loss backward", "the peak moment"
+    assert [m["name"] for m in out["moments"]] == [
+        "forward",
+        "loss backward",
+        "embedding backward",
+        "optimizer step",
+    ], "LoRA without recomputation: no lm_head gradient, no recompute moment"
+    assert out["uncertainty"] == direct.uncertainty, "the calibration band"
+    # auto resolves to plain PyTorch without ZeRO, and PyTorch's CUDA default step is foreach
+    assert (out["engine"], out["optimizer_impl"]) == ("pytorch", "foreach"), "resolved setup"
+
+
+def test_every_option_reaches_the_estimator(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_json(
+        capsys,
+        "--model",
+        "llama 3.1 8b",
+        "--method",
+        "qlora",
+        "--precision",
+        "bf16",
+        "--optimizer",
+        "paged-adamw-8bit",
+        "--lora-rank",
+        "64",
+        "--lora-targets",
+        "q_proj,v_proj",
+        "--batch",
+        "4",
+        "--seq-len",
+        "4096",
+        "--checkpointing",
+        "full",
+        "--attention",
+        "flash",
+        "--zero",
+        "fsdp-full-shard",
+        "--gpus",
+        "8",
+        "--tp",
+        "2",
+        "--sequence-parallel",
+        "--context-gib",
+        "0.5",
+        "--fragmentation",
+        "0.05",
+        "--engine",
+        "deepspeed",
+        "--optimizer-impl",
+        "for-loop",
+        "--grad-accum",
+        "2",
+    )
+    expected = estimate(
+        EstimateInput(
+            model=lookup_model("llama 3.1 8b"),
+            method="qlora",
+            precision="bf16",
+            optimizer="paged-adamw-8bit",
+            lora_rank=64,
+            lora_targets=("q_proj", "v_proj"),
+            micro_batch_size=4,
+            seq_len=4096,
+            gradient_checkpointing="full",
+            attention="sdpa",
+            zero_stage=3,
+            sharding="fsdp",
+            num_gpus=8,
+            tensor_parallel=2,
+            sequence_parallel=True,
+            cuda_context_bytes=1 << 29,
+            fragmentation=0.05,
+            engine="deepspeed",
+            optimizer_impl="for-loop",
+            gradient_accumulation_steps=2,
+        )
+    )
+    setup = {"engine": out["engine"], "optimizer_impl": out["optimizer_impl"]}
+    assert setup == {"engine": "deepspeed", "optimizer_impl": "for-loop"}, "as given"
+    assert out == json.loads(expected.model_dump_json()), "every flag maps onto EstimateInput"
+    assert out["total_gpus"] == 16, "8 data-parallel x 2 tensor-parallel"
+
+
+def test_engine_flag_sets_the_bytes_per_parameter(capsys: pytest.CaptureFixture[str]) -> None:
+    # Full bf16-mixed AdamW on one GPU: PyTorch autocast keeps fp32 weights and gradients and
+    # two fp32 moments (4 + 4 + 8 B); DeepSpeed a 16-bit model and gradients, and the fp32 master
+    # with the moments in the optimizer (2 + 2 + 12 B), stepping fused by default.
+    auto = run_json(capsys, "--model", "llama 3.1 8b")
+    deepspeed = run_json(capsys, "--model", "llama 3.1 8b", "--engine", "deepspeed")
+    assert auto["bytes_per_param"] == {"weights": 4.0, "gradients": 4.0, "optimizer": 8.0}, "auto"
+    assert deepspeed["bytes_per_param"] == {"weights": 2.0, "gradients": 2.0, "optimizer": 12.0}
+    assert (deepspeed["engine"], deepspeed["optimizer_impl"]) == ("deepspeed", "fused"), "setup"
+    fused = run_json(capsys, "--model", "llama 3.1 8b", "--optimizer-impl", "fused")
+    # foreach builds sqrt(v) for every parameter at the step: one 4-byte state more, 4 N bytes
+    steps = {m["name"]: m["total"] for m in auto["moments"]}
+    fused_steps = {m["name"]: m["total"] for m in fused["moments"]}
+    assert steps["optimizer step"] - fused_steps["optimizer step"] == 4 * 8_030_261_248, "4 N"
+    accumulating = run_json(capsys, "--model", "llama 3.1 8b", "--grad-accum", "4")
+    forward = {m["name"]: m for m in accumulating["moments"]}["forward"]
+    assert forward["gradients"] == 4 * 8_030_261_248, "accumulated fp32 gradients stay resident"
+
+
+def test_offload_reports_cpu_ram(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_json(capsys, "--params", "7e9", "--zero", "2", "--gpus", "4", "--offload-optimizer")
+    assert out["per_gpu"]["optimizer"] == 0, "optimizer state moved to the CPU"
+    assert out["cpu_offload_bytes"] == 16 * out["total_params"] // 4, "master+Adam+fp32 grads"
+
+
+def test_config_json_and_param_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(LLAMA_CONFIG), encoding="utf-8")
+    from_config = run_json(capsys, "--config", str(config))
+    from_name = run_json(capsys, "--model", "meta-llama/Llama-3.1-8B")
+    assert from_config["per_gpu"] == from_name["per_gpu"], "config.json = registry entry"
+    counted = run_json(capsys, "--params", "70B")
+    assert counted["model_id"] == "estimated-70B", "a bare count becomes a Llama-shaped guess"
+
+
+def test_table_in_gib_and_gb(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "--model", "llama 3.1 8b", "--checkpointing", "full"]) == 0
+    text = capsys.readouterr().out
+    result = estimate(
+        EstimateInput(model=lookup_model("llama 3.1 8b"), gradient_checkpointing="full")
+    )
+    total = result.per_gpu.total
+    assert f"{total / 2**30:>10.2f} {total / 1e9:>10.2f}" in text, "total in GiB and GB"
+    assert "GiB" in text and "GB" in text, "both units labelled"
+    assert "Assumptions:" in text and "Full recomputation" in text, "assumptions listed"
+    assert "32 x decoder layer" in text, "the activation split per layer"
+    assert "engine pytorch, optimizer step foreach" in text, "the resolved setup"
+
+
+def test_table_shows_the_peak_moment_band_and_own_activations(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Full fine-tuning of Llama 3.1 8B on one GPU peaks at the optimizer step, where no
+    # activation is live: the table still shows their size, apart from the total.
+    assert main(["estimate", "--model", "llama 3.1 8b"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    result = estimate(EstimateInput(model=lookup_model("llama 3.1 8b")))
+    assert result.peak_moment == "optimizer step" and result.per_gpu.activations == 0, "setup"
+    assert (
+        f"Peak per GPU: {result.total_with_band()} at the optimizer step, the largest of the"
+        " step's 5 moments"
+    ) in lines, "the total with its calibration band and the peak moment"
+    own = result.activations.total
+    assert f"  activations* {own / 2**30:>10.2f} {own / 1e9:>10.2f}" in lines, "own size"
+    why = "    weight copies, loss buffers); not in the total: none are live at the optimizer step"
+    assert why in lines, "why they are not in the total"
+    peak = next(m for m in result.moments if m.name == "optimizer step")
+    assert f"  optimizer step       {peak.total / 2**30:>8.2f}  <- peak" in lines, "peak marked"
+    assert sum("<- peak" in line for line in lines) == 1, "one peak"
+    # LoRA peaks inside the backward pass with its activations live: no separate row
+    assert main(["estimate", "--model", "llama 3.1 8b", "--method", "lora"]) == 0
+    text = capsys.readouterr().out
+    assert "activations*" not in text, "the peak already holds every activation"
+    assert "at the loss backward, the largest of the step's 4 moments" in text, "LoRA peak"
+
+
+def test_device_is_not_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """`device` models CPU kernels for the calibration; the CLI estimates GPUs only."""
+    with pytest.raises(SystemExit) as exc:
+        main(["estimate", "--model", "llama 3.1 8b", "--device", "cpu"])
+    assert exc.value.code == 2, "argparse rejects --device"
+    assert "unrecognized arguments: --device cpu" in capsys.readouterr().err, "named"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--model", "llama 3.1 8b", "--method", "qlora", "--precision", "fp32"],
+            "error: precision: got 'fp32'; valid: bf16-mixed, fp16-mixed or bf16 with method qlora",
+        ),
+        (["--model", "llama 3.1 8b", "--offload-optimizer"], "error: offload_optimizer: got True"),
+        (["--model", "llama 3.1 8b", "--seq-len", "0"], "error: seq_len: got 0; valid: an integer"),
+        (["--model", "llama 3.1 8b", "--zero", "7"], "error: zero_stage: got '7'"),
+        (
+            ["--model", "llama 3.1 8b", "--grad-accum", "0"],
+            "error: gradient_accumulation_steps: got 0; valid: an integer from 1 to",
+        ),
+        (["--model", "lama 3.1 8b"], "error: unknown model 'lama 3.1 8b'; closest known: "),
+        (["--config", "missing/config.json"], "error: model: got 'missing/config.json'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_message(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["estimate", *argv]) == 2, f"{argv} is invalid"
+    captured = capsys.readouterr()
+    assert captured.out == "", "nothing on stdout"
+    assert captured.err.startswith(message), f"stderr: {captured.err!r}"
+    assert captured.err.count("\n") == 1, "one line"
+
+
+def test_model_source_is_required_and_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["estimate"], ["estimate", "--model", "x", "--params", "7e9"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2, f"argparse rejects {argv}"
+    assert "--model" in capsys.readouterr().err, "usage names the model options"
+
+
+def test_estimate_path_imports_nothing_heavy() -> None:
+    """The estimate command must start fast: no torch, transformers, LangChain, Gradio or
+    Chroma behind `assistant.cli.estimate` and `tools.memory.estimator`."""
+    code = (
+        "import sys, assistant.cli.estimate, tools.memory.estimator, tools.architectures.registry;"
+        "heavy = {'torch', 'transformers', 'langchain', 'langchain_core', 'gradio', 'chromadb',"
+        " 'numpy', 'sentence_transformers'};"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", f"heavy modules imported: {out.stdout}"

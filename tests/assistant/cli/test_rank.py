@@ -1,0 +1,162 @@
+"""`gpu-advisor rank`: JSON equals what rank() computes, table output, flags, errors, imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant.cli import build_parser, main
+from assistant.cli.rank import job_settings, request_data
+from tests.tools.ranking.test_rank import N1, ONE_GPU_SPOT, QLORA_CATALOG, _qlora_request
+from tests.tools.ranking_fixtures import instance
+from tools.catalog.files import write_catalog_yaml
+from tools.catalog.instances import Catalog
+from tools.ranking.rank import rank
+
+QLORA_ARGS = [
+    "rank", "--model", "meta-llama/Llama-2-7b-hf", "--method", "qlora", "--batch", "4",
+    "--seq-len", "2048", "--checkpointing", "full", "--samples", "50k", "--epochs", "2",
+]  # fmt: skip
+RANKED_KEYS = {
+    "provider", "instance_type", "gpu", "gpu_count", "vram_per_gpu_bytes", "need_per_gpu_bytes",
+    "plan", "pricing", "price_per_hour", "hours", "total_cost", "reasons",
+}  # fmt: skip
+
+
+@pytest.fixture
+def catalog_file(tmp_path: Path) -> Path:
+    return write_catalog_yaml(Catalog(QLORA_CATALOG), tmp_path / "test.yaml")
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main([*argv, "--json"]) == 0, f"{argv} should succeed"
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_is_what_rank_computes(capsys: pytest.CaptureFixture[str], catalog_file: Path) -> None:
+    out = run_json(capsys, *QLORA_ARGS, "--catalog", str(catalog_file), "--spot", "--top", "0")
+    assert list(out)[:3] == ["job", "ranked", "excluded"], "top-level keys"
+    expected = rank(_qlora_request(spot="allowed"), QLORA_CATALOG).model_dump(mode="json")
+    assert out == expected, "the CLI prints exactly the ranking of the same request"
+    for row in out["ranked"]:
+        assert set(row) >= RANKED_KEYS, f"{row['instance_id']} lacks {RANKED_KEYS - set(row)}"
+    assert out["ranked"][0]["total_cost"] == pytest.approx(7.38), "the golden spot H100 first"
+
+
+def test_budget_exclusion_in_json(capsys: pytest.CaptureFixture[str], catalog_file: Path) -> None:
+    out = run_json(capsys, *QLORA_ARGS, "--catalog", str(catalog_file), "--budget", "15")
+    assert [r["instance_id"] for r in out["ranked"]] == ["testcloud/rtx4090-1x"], "within $15"
+    assert {e["instance_id"]: e["reason"] for e in out["excluded"]} == {
+        "testcloud/h100-1x": "over budget: $18.25 > $15.00",
+        "testcloud/l4-1x": "over budget: $40.19 > $15.00",
+    }, "excluded with reasons"
+
+
+def test_table_output(capsys: pytest.CaptureFixture[str], catalog_file: Path) -> None:
+    assert main([*QLORA_ARGS, "--catalog", str(catalog_file), "--top", "2"]) == 0, "table"
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("meta-llama/Llama-2-7b-hf: qlora, bf16-mixed, 204.8M tokens"), out
+    assert lines[3].split()[:2] == ["1", "testcloud/rtx4090-1x"], "cheapest total first"
+    assert lines[4].split()[:2] == ["2", "testcloud/h100-1x"], "then the H100"
+    assert "2 shown of 3 qualifying; 3 considered; 0 excluded" in out, "summary line"
+    assert "Why #1 (testcloud/rtx4090-1x):" in out and "Assumptions:" in out, "sections"
+
+
+def test_saved_imports_are_merged_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    from assistant.settings import Settings
+
+    saved = Settings().data_dir / "catalogs" / "yaml-test.yaml"  # tests' data dir is tmp_path
+    write_catalog_yaml(Catalog([instance("only-here", "L4", 1, 0.01)]), saved)
+    out = run_json(capsys, *QLORA_ARGS, "--providers", "testcloud")
+    assert [r["instance_id"] for r in out["ranked"]] == ["testcloud/only-here"], "import used"
+    assert all(e["kind"] == "provider" for e in out["excluded"]), "built-in rows filtered out"
+
+
+def test_flags_map_to_the_request() -> None:
+    args = build_parser().parse_args([
+        *QLORA_ARGS, "--spot-required", "--providers", "aws, gcp", "--providers", "lambda",
+        "--max-price-per-hour", "30", "--deadline-hours", "12", "--objective", "time",
+        "--min-gpus", "2", "--max-gpus", "16", "--interconnect", "nvlink", "--margin", "0.2",
+        "--mfu", "0.3", "--preemption-rate", "0.1", "--storage-gbps", "2",
+        "--restart-minutes", "6", "--top", "3",
+    ])  # fmt: skip
+    data = request_data(args)
+    assert data["constraints"] == {
+        "max_price_per_hour": 30.0, "deadline_hours": 12.0, "providers": ["aws", "gcp", "lambda"],
+        "spot": "required", "min_gpus": 2, "max_gpus": 16, "interconnect": "nvlink",
+    }, "constraints"  # fmt: skip
+    assert data["workload"] == {"samples": 50_000, "epochs": 2.0}, "samples x seq-len x epochs"
+    assert data["objective"] == "time" and data["top"] == 3, "objective and top"
+    assert data["assumptions"] == {
+        "memory_margin": 0.2,
+        "throughput": {"mfu_override": 0.3},
+        "spot": {"preemption_rate_per_hour": 0.1, "storage_bandwidth_bytes_per_s": 2e9,
+                 "restart_hours": 0.1},
+    }, "assumption overrides"  # fmt: skip
+
+
+def test_engine_flags_reach_the_job(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    args = build_parser().parse_args(
+        [*QLORA_ARGS, "--engine", "deepspeed", "--optimizer-impl", "fused", "--grad-accum", "2"]
+    )
+    settings = job_settings(args)
+    assert (settings["engine"], settings["optimizer_impl"]) == ("deepspeed", "fused"), "engine"
+    assert settings["gradient_accumulation_steps"] == 2, "gradient accumulation"
+    assert "engine" not in job_settings(build_parser().parse_args(QLORA_ARGS)), "unset: auto"
+    # A DeepSpeed job on one GPU checkpoints its 16-bit model and the fp32 master with AdamW's
+    # moments: 2 + 12 = 14 B per parameter (plain PyTorch: 12).
+    path = write_catalog_yaml(Catalog(ONE_GPU_SPOT), tmp_path / "one.yaml")
+    full_1b = ["rank", "--model", "meta-llama/Llama-3.2-1B", "--tokens", "1e9", "--spot-required",
+               "--catalog", str(path)]  # fmt: skip
+    assert run_json(capsys, *full_1b)["ranked"][0]["checkpoint_bytes"] == 12 * N1, "PyTorch"
+    deepspeed = run_json(capsys, *full_1b, "--engine", "deepspeed")["ranked"][0]
+    assert deepspeed["checkpoint_bytes"] == 14 * N1, "DeepSpeed"
+
+
+@pytest.mark.parametrize(
+    ("flags", "policy"),
+    [([], "never"), (["--spot"], "allowed"), (["--no-spot"], "never"),
+     (["--spot-required"], "required")],
+)  # fmt: skip
+def test_spot_flags(flags: list[str], policy: str) -> None:
+    args = build_parser().parse_args([*QLORA_ARGS, *flags])
+    assert request_data(args)["constraints"]["spot"] == policy, f"{flags}"
+
+
+def test_token_counts_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    args = build_parser().parse_args([*QLORA_ARGS[:-4], "--tokens", "1.5B"])
+    assert request_data(args)["workload"] == {"tokens": 1.5e9, "epochs": 1.0}, "1.5B tokens"
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args([*QLORA_ARGS[:-4], "--tokens", "lots"])
+    assert exc.value.code == 2, "argparse rejects a bad count"
+    assert "'lots' is not a count such as 2e8, 200M or 1.5B" in capsys.readouterr().err
+
+
+def test_unknown_provider_is_one_clear_error(
+    capsys: pytest.CaptureFixture[str], catalog_file: Path
+) -> None:
+    code = main([*QLORA_ARGS, "--catalog", str(catalog_file), "--providers", "nosuch"])
+    assert code == 2, "domain errors exit 2"
+    assert capsys.readouterr().err.startswith("error: unknown provider 'nosuch'"), "message"
+
+
+def test_rank_command_imports_nothing_heavy() -> None:
+    """Building the parser must stay light: the ranking, estimator and catalog load in the
+    handler; no torch, LangChain, Gradio or Chroma anywhere on the path."""
+    code = (
+        "import sys, assistant.cli.rank;"
+        "heavy = {'torch', 'transformers', 'langchain', 'langchain_core', 'gradio', 'chromadb',"
+        " 'numpy'};"
+        "print(sorted((heavy | {'tools.ranking.rank', 'tools.memory.estimator',"
+        " 'tools.catalog.instances'})"
+        " & set(sys.modules)));"
+        "import tools.ranking.rank;"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "[]"], f"heavy modules imported: {out.stdout}"

@@ -1,0 +1,52 @@
+"""A browser session saved in and restored from the browser."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from assistant.agent.conversation import Session
+from assistant.agent.state import JobState
+from assistant.web.session import MAX_SAVED_MESSAGES, WebSession, browser_secret
+
+
+def test_browser_record_round_trips_the_conversation() -> None:
+    web = WebSession(session=Session(language="tr", state=JobState(model="70B")), ui_lang="de")
+    web.chat = [{"role": "user", "content": "70B"}, {"role": "assistant", "content": "tamam"}]
+    back = WebSession.from_browser(web.to_browser(), ui_lang="de")
+    assert back.session == web.session and back.chat == web.chat
+    assert back.language == "tr", "the conversation's language wins over the browser's"
+
+
+def test_damaged_or_foreign_records_start_afresh_in_the_browser_language() -> None:
+    for raw in (None, "text", {"version": 99}, {"version": 1, "session": {"state": {"x": 1}}}):
+        fresh = WebSession.from_browser(raw, ui_lang="fr")
+        assert fresh.chat == [] and fresh.session.state == JobState(), f"{raw!r}"
+        assert fresh.language == "fr"
+    mixed = {"version": 1, "session": {}, "chat": [{"role": "user", "content": "hi"}, {"x": 1}]}
+    assert WebSession.from_browser(mixed).chat == [{"role": "user", "content": "hi"}]
+
+
+def test_only_recent_messages_are_saved() -> None:
+    web = WebSession(chat=[{"role": "user", "content": str(i)} for i in range(250)])
+    saved = web.to_browser()["chat"]
+    assert len(saved) == MAX_SAVED_MESSAGES and saved[0]["content"] == "50"
+
+
+def test_uploaded_model_applies_while_the_job_still_names_it() -> None:
+    from tools.architectures.registry import lookup_model
+
+    arch = lookup_model("llama 3.1 8b")
+    web = WebSession(uploaded=arch, uploaded_as="8030261248")
+    web.session.state = JobState(model="8030261248")
+    assert web.uploaded_model() == arch
+    web.session.state = JobState(model="70B")
+    assert web.uploaded_model() is None, "the user picked another model"
+
+
+def test_browser_secret_is_made_once_owner_only_and_reused(tmp_path: Path) -> None:
+    first = browser_secret(tmp_path / "data")
+    assert len(first) >= 32 and browser_secret(tmp_path / "data") == first
+    mode = stat.S_IMODE(os.stat(tmp_path / "data" / "browser-state.key").st_mode)
+    assert mode == 0o600, "readable by its owner only"

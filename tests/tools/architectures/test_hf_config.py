@@ -1,0 +1,183 @@
+"""Reading Hugging Face config.json files: published layouts, round trips, and bad input."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tools.architectures.architecture import ModelArch
+from tools.architectures.hf_config import MAX_CONFIG_BYTES, model_from_hf_config, to_hf_config
+from tools.architectures.registry import list_models, lookup_model
+from tools.errors import InvalidInputError
+
+
+def _write(tmp_path: Path, config: Any, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+# Configs laid out as published on the Hugging Face hub (keys the reader needs plus some it must
+# ignore); each must give the registry's exact count for that model.
+PUBLISHED = [
+    (
+        {
+            "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+            "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+            "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+            "rope_scaling": {"factor": 8.0, "rope_type": "llama3"}, "rope_theta": 500000.0,
+            "tie_word_embeddings": False, "torch_dtype": "bfloat16", "attention_bias": False,
+            "mlp_bias": False, "rms_norm_eps": 1e-05,
+        },
+        8_030_261_248,
+    ),
+    (
+        {
+            "model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864,
+            "num_attention_heads": 14, "num_hidden_layers": 24, "num_key_value_heads": 2,
+            "vocab_size": 151936, "max_position_embeddings": 32768, "tie_word_embeddings": True,
+            "sliding_window": 32768, "use_sliding_window": False,
+        },
+        494_032_768,
+    ),
+    (
+        {
+            "model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336,
+            "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+            "vocab_size": 32000, "max_position_embeddings": 32768, "num_local_experts": 8,
+            "num_experts_per_tok": 2, "router_aux_loss_coef": 0.02,
+        },
+        46_702_792_704,
+    ),
+    (
+        {
+            "model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216,
+            "num_attention_heads": 8, "num_hidden_layers": 26, "num_key_value_heads": 4,
+            "head_dim": 256, "vocab_size": 256000, "max_position_embeddings": 8192,
+            "final_logit_softcapping": 30.0, "query_pre_attn_scalar": 256,
+        },  # no tie_word_embeddings key: Gemma 2 ties by default
+        2_614_341_888,
+    ),
+    (
+        {
+            "model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12, "n_inner": None,
+            "n_positions": 1024, "n_ctx": 1024, "vocab_size": 50257,
+            "activation_function": "gelu_new",
+        },
+        124_439_808,
+    ),
+    (
+        {
+            "model_type": "bert", "hidden_size": 768, "intermediate_size": 3072,
+            "num_attention_heads": 12, "num_hidden_layers": 12, "vocab_size": 30522,
+            "max_position_embeddings": 512, "type_vocab_size": 2, "hidden_act": "gelu",
+        },
+        109_482_240,
+    ),
+    (
+        {
+            "model_type": "t5", "d_model": 768, "d_ff": 3072, "d_kv": 64, "num_heads": 12,
+            "num_layers": 12, "vocab_size": 32128, "n_positions": 512,
+            "relative_attention_num_buckets": 32, "feed_forward_proj": "relu",
+        },
+        222_903_552,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("config", "expected"), PUBLISHED, ids=lambda v: str(v)[:30])
+def test_published_layouts(tmp_path: Path, config: dict[str, Any], expected: int) -> None:
+    arch = model_from_hf_config(_write(tmp_path, config))
+    assert arch.total_params() == expected, f"{config['model_type']}: {arch.total_params():,}"
+    assert arch.source == f"local config.json: {tmp_path / 'config.json'}", "source names the file"
+
+
+def _dims(arch: ModelArch) -> dict[str, Any]:
+    return arch.model_dump(exclude={"id", "name", "source"})
+
+
+@pytest.mark.parametrize("arch", list_models(), ids=lambda a: a.id)
+def test_round_trip_every_builtin(tmp_path: Path, arch: ModelArch) -> None:
+    parsed = model_from_hf_config(_write(tmp_path, to_hf_config(arch)))
+    assert _dims(parsed) == _dims(arch), f"{arch.id}: dimensions survive config.json"
+    assert parsed.total_params() == arch.total_params(), f"{arch.id}: same count"
+
+
+def test_name_comes_from_name_or_path(tmp_path: Path) -> None:
+    config = {**to_hf_config(lookup_model("llama 3.2 1b")), "_name_or_path": "me/tiny-llama"}
+    arch = model_from_hf_config(_write(tmp_path, config))
+    assert (arch.id, arch.name) == ("me/tiny-llama", "me/tiny-llama"), "named after the checkpoint"
+
+
+def test_unknown_model_type_read_the_llama_way(tmp_path: Path) -> None:
+    config = {**to_hf_config(lookup_model("meta-llama/Llama-2-7b-hf")), "model_type": "new_arch"}
+    arch = model_from_hf_config(_write(tmp_path, config))
+    assert (arch.family, arch.total_params()) == ("llama", 6_738_415_616), "generic reading"
+
+
+def test_unknown_model_type_without_llama_keys(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"model_type": "mamba", "d_model": 768, "n_layer": 24})
+    with pytest.raises(InvalidInputError, match=r"model_type 'mamba'.*hidden_size, num_hidden_"):
+        model_from_hf_config(path)
+
+
+def test_missing_gpt2_keys_are_named(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"model_type": "gpt2", "n_embd": 768, "vocab_size": 50257})
+    with pytest.raises(InvalidInputError, match=r"keys n_layer, n_head \(missing\)"):
+        model_from_hf_config(path)
+
+
+def test_oversize_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"pad": "' + "x" * MAX_CONFIG_BYTES + '"}', encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=r"a JSON file of at most 1048576 bytes"):
+        model_from_hf_config(path)
+
+
+def test_invalid_json(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "llama",', encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=r"valid UTF-8 JSON"):
+        model_from_hf_config(path)
+
+
+def test_pickle_is_not_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(pickle.dumps({"model_type": "llama"}))
+    with pytest.raises(InvalidInputError, match=r"valid UTF-8 JSON"):
+        model_from_hf_config(path)
+
+
+def test_top_level_must_be_an_object(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match=r"a JSON object at the top level"):
+        model_from_hf_config(_write(tmp_path, [1, 2, 3]))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match=r"an existing readable file"):
+        model_from_hf_config(tmp_path / "absent.json")
+
+
+def test_inconsistent_dimensions(tmp_path: Path) -> None:
+    config = {**to_hf_config(lookup_model("mistral 7b")), "num_key_value_heads": 5}
+    with pytest.raises(InvalidInputError, match=r"consistent dimensions .*num_heads \(32\)"):
+        model_from_hf_config(_write(tmp_path, config))
+
+
+def test_wrong_value_type(tmp_path: Path) -> None:
+    config = {**to_hf_config(lookup_model("mistral 7b")), "hidden_size": "big"}
+    del config["head_dim"]
+    with pytest.raises(
+        InvalidInputError, match=r"config.json hidden_size: got 'big'; valid: a pos"
+    ):
+        model_from_hf_config(_write(tmp_path, config))
+
+
+def test_wrong_optional_value_type(tmp_path: Path) -> None:
+    config = {**to_hf_config(lookup_model("mistral 7b")), "num_key_value_heads": 2.5}
+    with pytest.raises(InvalidInputError, match=r"consistent dimensions \(num_kv_heads: Input"):
+        model_from_hf_config(_write(tmp_path, config))

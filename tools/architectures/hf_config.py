@@ -1,0 +1,225 @@
+"""Read (and write) Hugging Face config.json files as `ModelArch`.
+
+Only plain JSON is read: no remote code, no pickles, nothing downloaded. Each supported
+`model_type` names its keys the way its transformers config class does; an unknown type is read
+the Llama way when the Llama keys are there. Defaults below are those of the transformers config
+classes (e.g. `LlamaConfig.tie_word_embeddings = False`, `Gemma2Config.tie_word_embeddings = True`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from tools.architectures.architecture import ModelArch
+from tools.errors import InvalidInputError
+
+MAX_CONFIG_BYTES = 1 << 20  # 1 MiB; real config.json files are a few kilobytes
+
+_LLAMA_KEYS = (
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "vocab_size",
+)
+# model_type -> (family, tied embeddings default, norms per layer, q/k/v bias always on)
+_DECODERS: dict[str, tuple[str, bool, int, bool]] = {
+    "llama": ("llama", False, 2, False),
+    "mistral": ("mistral", False, 2, False),
+    "mixtral": ("mixtral", False, 2, False),
+    "qwen2": ("qwen2", False, 2, True),
+    "gemma2": ("gemma2", True, 4, False),
+    "phi3": ("phi3", False, 2, False),
+}
+
+
+def _require(config: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
+    """The keys a reader needs are present and hold positive integers."""
+    missing = [key for key in keys if key not in config]
+    if missing:
+        raise InvalidInputError(
+            "config.json", what, f"a config with the keys {', '.join(missing)} (missing)"
+        )
+    for key in keys:
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise InvalidInputError(f"config.json {key}", value, "a positive integer")
+
+
+def _read_decoder(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
+    family, tied, norms, qkv_bias = _DECODERS.get(model_type, ("llama", False, 2, False))
+    _require(cfg, _LLAMA_KEYS, f"model_type {model_type!r}")
+    heads = cfg["num_attention_heads"]
+    attention_bias = bool(cfg.get("attention_bias", False))
+    return {
+        "family": family,
+        "arch": "decoder",
+        "hidden_size": cfg["hidden_size"],
+        "num_layers": cfg["num_hidden_layers"],
+        "num_heads": heads,
+        "num_kv_heads": cfg.get("num_key_value_heads") or heads,
+        "head_dim": cfg.get("head_dim") or cfg["hidden_size"] // heads,
+        "intermediate_size": cfg["intermediate_size"],
+        "vocab_size": cfg["vocab_size"],
+        "max_position_embeddings": cfg.get("max_position_embeddings", 2048),
+        "tied_embeddings": cfg.get("tie_word_embeddings", tied),
+        "gated_mlp": True,
+        "num_experts": cfg.get("num_local_experts", 1),
+        "experts_per_token": cfg.get("num_experts_per_tok", 1) if "num_local_experts" in cfg else 1,
+        "qkv_bias": qkv_bias or attention_bias,
+        "o_bias": attention_bias,
+        "mlp_bias": bool(cfg.get("mlp_bias", False)),
+        "norm": "rmsnorm",
+        "norms_per_layer": norms,
+    }
+
+
+def _read_gpt2(cfg: dict[str, Any]) -> dict[str, Any]:
+    _require(cfg, ("n_embd", "n_layer", "n_head", "vocab_size"), "model_type 'gpt2'")
+    hidden, heads = cfg["n_embd"], cfg["n_head"]
+    return {
+        "family": "gpt2",
+        "arch": "decoder",
+        "hidden_size": hidden,
+        "num_layers": cfg["n_layer"],
+        "num_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": hidden // heads,
+        "intermediate_size": cfg.get("n_inner") or 4 * hidden,
+        "vocab_size": cfg["vocab_size"],
+        "max_position_embeddings": cfg.get("n_positions", 1024),
+        "tied_embeddings": cfg.get("tie_word_embeddings", True),
+        "gated_mlp": False,
+        **dict.fromkeys(("qkv_bias", "o_bias", "mlp_bias", "learned_positions"), True),
+        "norm": "layernorm",
+    }
+
+
+def _read_bert(cfg: dict[str, Any]) -> dict[str, Any]:
+    _require(cfg, _LLAMA_KEYS, "model_type 'bert'")
+    hidden, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+    return {
+        "family": "bert",
+        "arch": "encoder",
+        "hidden_size": hidden,
+        "num_layers": cfg["num_hidden_layers"],
+        "num_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": hidden // heads,
+        "intermediate_size": cfg["intermediate_size"],
+        "vocab_size": cfg["vocab_size"],
+        "max_position_embeddings": cfg.get("max_position_embeddings", 512),
+        "tied_embeddings": True,  # BertModel has no lm_head; nothing extra to count
+        "gated_mlp": False,
+        **dict.fromkeys(("qkv_bias", "o_bias", "mlp_bias", "learned_positions"), True),
+        "type_vocab_size": cfg.get("type_vocab_size", 2),
+        "pooler": True,
+        "embedding_norm": True,
+        "final_norm": False,
+        "norm": "layernorm",
+    }
+
+
+def _read_t5(cfg: dict[str, Any]) -> dict[str, Any]:
+    _require(cfg, ("d_model", "num_layers", "num_heads", "d_kv", "d_ff", "vocab_size"), "'t5'")
+    heads = cfg["num_heads"]
+    return {
+        "family": "t5",
+        "arch": "encoder-decoder",
+        "hidden_size": cfg["d_model"],
+        "num_layers": cfg["num_layers"],
+        "num_decoder_layers": cfg.get("num_decoder_layers") or cfg["num_layers"],
+        "num_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": cfg["d_kv"],
+        "intermediate_size": cfg["d_ff"],
+        "vocab_size": cfg["vocab_size"],
+        "max_position_embeddings": cfg.get("n_positions", 512),
+        "tied_embeddings": cfg.get("tie_word_embeddings", True),
+        "gated_mlp": str(cfg.get("feed_forward_proj", "relu")).startswith("gated-"),
+        "relative_attention_buckets": cfg.get("relative_attention_num_buckets", 32),
+        "norm": "rmsnorm",
+    }
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    """Parse at most MAX_CONFIG_BYTES of JSON; the read is capped, not just the reported size."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInputError("config.json", str(path), "an existing readable file") from exc
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise InvalidInputError(
+            "config.json", str(path), f"a JSON file of at most {MAX_CONFIG_BYTES} bytes (1 MiB)"
+        )
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInputError("config.json", str(path), f"valid UTF-8 JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise InvalidInputError("config.json", str(path), "a JSON object at the top level")
+    return data
+
+
+def model_from_hf_config(path: Path | str) -> ModelArch:
+    """The architecture described by a local Hugging Face config.json (read as JSON only)."""
+    path = Path(path)
+    cfg = _load_json(path)
+    model_type = str(cfg.get("model_type", ""))
+    if model_type == "gpt2":
+        fields = _read_gpt2(cfg)
+    elif model_type == "bert":
+        fields = _read_bert(cfg)
+    elif model_type == "t5":
+        fields = _read_t5(cfg)
+    else:
+        fields = _read_decoder(cfg, model_type)
+    name = str(cfg.get("_name_or_path") or path.resolve().parent.name or path.stem)
+    try:
+        return ModelArch(id=name, name=name, source=f"local config.json: {path}", **fields)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise InvalidInputError(
+            "config.json", str(path), f"consistent dimensions ({problems})"
+        ) from exc
+
+
+def to_hf_config(arch: ModelArch) -> dict[str, Any]:
+    """A config.json dict for `arch` in its family's key names; model_from_hf_config reads it."""
+    if arch.family == "gpt2":
+        return {
+            "model_type": "gpt2", "n_embd": arch.hidden_size, "n_layer": arch.num_layers,
+            "n_head": arch.num_heads, "n_inner": arch.intermediate_size,
+            "vocab_size": arch.vocab_size, "n_positions": arch.max_position_embeddings,
+            "tie_word_embeddings": arch.tied_embeddings,
+        }  # fmt: skip
+    if arch.family == "t5":
+        return {
+            "model_type": "t5", "d_model": arch.hidden_size, "num_layers": arch.num_layers,
+            "num_decoder_layers": arch.num_decoder_layers, "num_heads": arch.num_heads,
+            "d_kv": arch.head_dim, "d_ff": arch.intermediate_size, "vocab_size": arch.vocab_size,
+            "relative_attention_num_buckets": arch.relative_attention_buckets,
+            "feed_forward_proj": "gated-gelu" if arch.gated_mlp else "relu",
+            "tie_word_embeddings": arch.tied_embeddings,
+        }  # fmt: skip
+    config: dict[str, Any] = {
+        "model_type": arch.family, "hidden_size": arch.hidden_size,
+        "num_hidden_layers": arch.num_layers, "num_attention_heads": arch.num_heads,
+        "num_key_value_heads": arch.num_kv_heads, "head_dim": arch.head_dim,
+        "intermediate_size": arch.intermediate_size, "vocab_size": arch.vocab_size,
+        "max_position_embeddings": arch.max_position_embeddings,
+        "tie_word_embeddings": arch.tied_embeddings,
+    }  # fmt: skip
+    if arch.family == "bert":
+        config["type_vocab_size"] = arch.type_vocab_size
+    if arch.is_moe:
+        config["num_local_experts"] = arch.num_experts
+        config["num_experts_per_tok"] = arch.experts_per_token
+    if arch.family in ("llama", "mistral") and arch.qkv_bias:
+        config["attention_bias"] = True
+    return config

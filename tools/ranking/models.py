@@ -1,0 +1,219 @@
+"""The typed request and result of a ranking (see `tools.ranking.rank.rank`).
+
+Money is USD; prices are per hour; time is hours; memory is bytes (GiB = 2^30 in messages).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tools.memory.estimator import EstimateInput
+from tools.ranking.costs import SpotAssumptions
+from tools.ranking.plans import PlanName
+from tools.ranking.throughput import ThroughputAssumptions
+
+Objective = Literal["cost", "time", "price"]
+SpotPolicy = Literal["never", "allowed", "required"]
+Pricing = Literal["on-demand", "spot"]
+Interconnect = Literal["nvswitch", "nvlink", "pcie"]
+ExclusionKind = Literal[
+    "provider",
+    "region",
+    "gpu_count",
+    "interconnect",
+    "spot",
+    "price",
+    "memory",
+    "throughput",
+    "budget",
+    "deadline",
+]
+
+DEFAULT_MEMORY_MARGIN = 0.10
+DEFAULT_MAX_NODES = 8
+
+
+class Workload(BaseModel):
+    """How much data the run trains on: tokens, or samples x sequence length, times epochs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: float | None = Field(default=None, gt=0, description="training tokens per epoch")
+    samples: int | None = Field(default=None, gt=0, description="training samples per epoch")
+    seq_len: int | None = Field(
+        default=None, gt=0, description="tokens per sample; default: the job's seq_len"
+    )
+    epochs: float = Field(default=1.0, gt=0, description="passes over the data")
+
+    @model_validator(mode="after")
+    def _one_size(self) -> Workload:
+        if (self.tokens is None) == (self.samples is None):
+            raise ValueError("give exactly one of tokens or samples")
+        return self
+
+    def total_tokens(self, job_seq_len: int) -> float:
+        """Tokens processed over all epochs."""
+        if self.tokens is not None:
+            return self.tokens * self.epochs
+        assert self.samples is not None
+        return self.samples * (self.seq_len or job_seq_len) * self.epochs
+
+
+class Constraints(BaseModel):
+    """Hard limits; an instance breaking one is listed in `excluded` with the reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_price_per_hour: float | None = Field(
+        default=None, gt=0, description="USD per hour for the whole cluster (all nodes)"
+    )
+    budget: float | None = Field(default=None, gt=0, description="USD for the whole run")
+    deadline_hours: float | None = Field(default=None, gt=0, description="hours to finish")
+    providers: list[str] | None = Field(default=None, description="only these providers")
+    regions: list[str] | None = Field(default=None, description="only instances in these regions")
+    spot: SpotPolicy = Field(
+        default="never",
+        description="'never': on-demand prices only; 'allowed': spot when it ranks better;"
+        " 'required': spot only",
+    )
+    min_gpus: int | None = Field(default=None, ge=1, description="at least this many GPUs in all")
+    max_gpus: int | None = Field(default=None, ge=1, description="at most this many GPUs in all")
+    interconnect: Interconnect | None = Field(
+        default=None, description="required GPU-to-GPU link; 'nvlink' also accepts NVSwitch"
+    )
+    max_nodes: int = Field(
+        default=DEFAULT_MAX_NODES, ge=1, le=64, description="largest multi-node cluster considered"
+    )
+
+    @model_validator(mode="after")
+    def _gpu_bounds(self) -> Constraints:
+        if self.min_gpus and self.max_gpus and self.min_gpus > self.max_gpus:
+            raise ValueError(f"min_gpus {self.min_gpus} is above max_gpus {self.max_gpus}")
+        return self
+
+
+class RankingAssumptions(BaseModel):
+    """Every assumption the ranking makes beyond the estimator's; all overridable."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_margin: float = Field(
+        default=DEFAULT_MEMORY_MARGIN,
+        ge=0,
+        le=1,
+        description="safety margin on the estimate: need x (1 + margin) must fit in VRAM",
+    )
+    throughput: ThroughputAssumptions = Field(default_factory=ThroughputAssumptions)
+    spot: SpotAssumptions = Field(default_factory=SpotAssumptions)
+    allow_pcie_multi_gpu_full: bool = Field(
+        default=False,
+        description="rank multi-GPU full fine-tunes on PCIe-only nodes (gradient all-reduce of"
+        " every weight per step crawls over PCIe; excluded by default)",
+    )
+    adapter_bytes_per_param: float | None = Field(
+        default=None,
+        gt=0,
+        description="bytes per trainable LoRA parameter in a checkpoint; default: as the"
+        " estimator keeps the adapters (fp32, bf16 under pure bf16 precision)",
+    )
+
+
+class RankRequest(BaseModel):
+    """A job, the data it trains on, the limits, and what to optimise."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    job: EstimateInput
+    workload: Workload
+    constraints: Constraints = Field(default_factory=Constraints)
+    objective: Objective = Field(
+        default="cost",
+        description="'cost': cheapest total; 'time': fastest; 'price': cheapest per hour",
+    )
+    assumptions: RankingAssumptions = Field(default_factory=RankingAssumptions)
+    top: int | None = Field(default=None, ge=1, description="keep only the best N ranked rows")
+
+
+class RankedOption(BaseModel):
+    """One instance type that fits and meets every constraint, priced for the whole run."""
+
+    rank: int = Field(ge=1)
+    instance_id: str
+    provider: str
+    instance_type: str
+    gpu: str = Field(description="canonical GPU id")
+    gpus_per_node: int
+    nodes: int
+    gpu_count: int = Field(description="GPUs in all: gpus_per_node x nodes")
+    vram_per_gpu_bytes: int
+    need_per_gpu_bytes: int = Field(description="estimated peak memory per GPU, before margin")
+    margin: float = Field(description="spare memory as a share of the need: vram / need - 1")
+    plan: PlanName
+    plan_label: str
+    pricing: Pricing
+    price_per_hour: float = Field(description="USD per hour for all nodes, at this pricing")
+    hours: float = Field(description="expected wall-clock hours at this pricing")
+    total_cost: float = Field(description="expected USD for the run at this pricing, billed")
+    compute_hours: float = Field(description="hours without interruptions")
+    on_demand_total_cost: float = Field(description="USD on demand, billed")
+    spot_total_cost: float | None = Field(description="expected USD on spot, billed; None if none")
+    spot_hours: float | None = Field(description="expected wall hours on spot")
+    checkpoint_interval_hours: float | None = Field(description="Young/Daly interval on spot")
+    spot_interruptions: float | None = Field(description="expected interruptions on spot")
+    spot_overhead_hours: float | None = Field(
+        description="expected spot hours beyond compute: checkpoints + lost work + restarts"
+    )
+    checkpoint_bytes: int | None = Field(
+        default=None,
+        description="model state one checkpoint of this plan writes: trainable weights and"
+        " optimizer state as the plan's engine keeps them (None: not computed)",
+    )
+    mfu: float
+    peak_tflops_per_gpu: float
+    regions: list[str]
+    source: str
+    as_of: date
+    reasons: list[str] = Field(description="one line each: fit, speed, cost, provenance")
+
+
+class Excluded(BaseModel):
+    """An instance left out, and why."""
+
+    instance_id: str = Field(description="'<provider>/<instance_type>'")
+    gpu: str = Field(description="canonical GPU id")
+    kind: ExclusionKind = Field(description="which rule excluded it")
+    reason: str = Field(description="one line, e.g. 'needs 84.2 GiB per GPU ..., has 80.0 GiB'")
+
+
+class JobSummary(BaseModel):
+    """What was ranked for: the job as resolved and the figures shared by every row."""
+
+    model: str
+    method: str
+    precision: str
+    total_params: int
+    active_params: int = Field(description="parameters used per token (MoE: active experts)")
+    trainable_params: int
+    tokens: float = Field(description="tokens processed over all epochs")
+    training_flops: float
+    checkpoint_bytes: int = Field(
+        description="model state one checkpoint writes, the largest over the ranking's plans"
+        " (engines differ; each ranked row has its own plan's)"
+    )
+    objective: Objective
+    spot_policy: SpotPolicy
+    memory_margin: float
+    assumptions: list[str]
+
+
+class RankResult(BaseModel):
+    """Ranked options (best first) and every excluded instance with its reason (catalog order)."""
+
+    job: JobSummary
+    ranked: list[RankedOption]
+    excluded: list[Excluded]
+    considered: int = Field(description="instances looked at")
+    feasible: int = Field(description="instances that qualified (before `top`)")

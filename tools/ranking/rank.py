@@ -1,0 +1,314 @@
+"""Rank cloud instances for a training job by total cost, time to result, or hourly price.
+
+For each instance: screen it against the hard constraints; find the cheapest parallel plan that fits
+(`tools.ranking.plans`); estimate hours from training FLOPs and an MFU model
+(`tools.ranking.throughput`); price the run on demand and on spot with billing rounding and the spot
+interruption model (`tools.ranking.costs`); keep it when a pricing meets the budget, deadline and
+price cap. Everything that depends only on the machine shape (GPU, count, VRAM, links) is computed
+once per shape, so a catalog of many regions and providers costs little more than its shapes.
+
+Order: by the objective, ties broken by the other two figures and then the instance id, so the
+ranking is deterministic.
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from operator import attrgetter
+
+from tools.catalog.instances import Instance
+from tools.gpus import lookup_gpu
+from tools.memory.estimator import estimate
+from tools.ranking.costs import SECONDS_PER_HOUR, SpotImpracticalError, SpotRun, expected_spot_run
+from tools.ranking.models import (
+    Constraints,
+    Excluded,
+    JobSummary,
+    Pricing,
+    RankedOption,
+    RankingAssumptions,
+    RankRequest,
+    RankResult,
+    Workload,
+)
+from tools.ranking.plans import EstimateFn, NoFit, PlanFit, is_offload, is_sharded
+from tools.ranking.prepare import (
+    PreparedJob,
+    Reject,
+    Row,
+    ShapeResult,
+    checkpoint_bytes,
+    prepare_job,
+)
+from tools.ranking.screen import Screen, node_range, over_price, shape_problem
+from tools.ranking.text import excluded_memory_reason, plan_text, ranked_reasons, usd
+from tools.ranking.throughput import (
+    ClusterShape,
+    cluster_mfu,
+    compute_hours,
+    peak_tflops,
+    qlora_dequant_hours,
+)
+from tools.units import GIB
+
+__all__ = [
+    "Constraints",
+    "Excluded",
+    "JobSummary",
+    "RankRequest",
+    "RankResult",
+    "RankedOption",
+    "RankingAssumptions",
+    "Workload",
+    "rank",
+]
+
+
+# The fields that decide plan, speed and spot course (the machine shape), and the price terms;
+# read with one C-level call each because they are read for every row.
+_SHAPE_FIELDS = attrgetter(
+    "gpu",
+    "gpu_count",
+    "vram_per_gpu_gib",
+    "interconnect",
+    "network",
+    "network_gbps",
+    "multi_node",
+    "ram_gib",
+)
+_PRICE_FIELDS = attrgetter(
+    "billing_granularity",
+    "min_charge_seconds",
+    "price_per_hour",
+    "spot_price_per_hour",
+    "spot_available",
+)
+
+
+def rank(
+    request: RankRequest, instances: Iterable[Instance], estimate_fn: EstimateFn = estimate
+) -> RankResult:
+    """Rank `instances` for `request`: qualifying ones best first, the rest with a reason."""
+    items = instances if isinstance(instances, list) else list(instances)
+    job = prepare_job(request, estimate_fn)
+    screen = Screen.build(request.constraints, items)
+    shapes: dict[tuple[object, ...], ShapeResult | Reject] = {}
+    rows: list[Row] = []
+    excluded: list[Excluded] = []
+    with _cyclic_gc_paused():
+        for inst in items:
+            outcome = _outcome(inst, job, screen, shapes)
+            if isinstance(outcome, Reject):
+                excluded.append(Excluded(instance_id=inst.id, gpu=inst.gpu, kind=outcome.kind,
+                                         reason=outcome.reason))  # fmt: skip
+            else:
+                rows.append(outcome)
+        by_key = attrgetter("key")
+        if request.top:
+            best = heapq.nsmallest(request.top, rows, key=by_key)
+        else:
+            best = sorted(rows, key=by_key)
+        ranked = [_ranked_option(i, row, job) for i, row in enumerate(best, start=1)]
+    return RankResult(
+        job=job.summary,
+        ranked=ranked,
+        excluded=excluded,
+        considered=len(items),
+        feasible=len(rows),
+    )
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cycle collector while rows are built (reference counting still frees
+    everything). The loop makes one object per row and no reference cycles, but each batch of
+    new objects triggers collections that rescan the whole catalog: on 100k rows that doubles
+    the time. The previous state is restored, also on errors."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _outcome(
+    inst: Instance,
+    job: PreparedJob,
+    screen: Screen,
+    shapes: dict[tuple[object, ...], ShapeResult | Reject],
+) -> Row | Reject:
+    """Offer constraints first (provider, region, spot, price cap), then the machine shape
+    (GPU count, links, memory), then the priced run against the budget and deadline."""
+    if screen.active:
+        problem = screen.where(inst) or screen.offer(inst)
+        if problem is not None:
+            return problem
+    key = _SHAPE_FIELDS(inst)
+    shape = shapes.get(key)
+    if shape is None:  # everything about a machine shape is computed once
+        shape = shapes[key] = _evaluate_shape(inst, job)
+    if isinstance(shape, Reject):
+        return shape
+    return _price(inst, shape, job)
+
+
+def _evaluate_shape(inst: Instance, job: PreparedJob) -> ShapeResult | Reject:
+    """GPU-count and link rules, then the plan, speed and spot course of a machine shape."""
+    nodes = node_range(inst.gpu_count, inst.multi_node, job.request.constraints)
+    problem = shape_problem(inst, nodes, job.request)
+    if problem is not None:
+        return problem
+    vram = int(inst.vram_per_gpu_gib * GIB)
+    ram = inst.ram_gib * GIB if inst.ram_gib is not None else None
+    fit = job.search.fit(inst.gpu_count, vram, nodes, ram)
+    if fit is None:
+        tp = job.request.job.tensor_parallel
+        return Reject("gpu_count", f"tensor_parallel {tp} needs a multiple of {tp} GPUs")
+    if isinstance(fit, NoFit):
+        return Reject("memory", excluded_memory_reason(fit, vram, inst, job.margin))
+    found = peak_tflops(lookup_gpu(inst.gpu), job.precision)
+    if found is None:
+        return Reject(
+            "throughput", f"no published dense {job.precision} tensor peak for {inst.gpu}"
+        )
+    peak, label = found
+    shape = ClusterShape(
+        gpus_per_node=inst.gpu_count,
+        nodes=fit.nodes,
+        interconnect=inst.interconnect,
+        network=inst.network,
+        network_gbps=inst.network_gbps,
+        offload=is_offload(fit.plan),
+    )
+    mfu, notes = cluster_mfu(shape, job.request.assumptions.throughput)
+    compute = compute_hours(job.training_flops, fit.gpu_count, peak, mfu)
+    dequant = _dequant_hours(job, fit, inst)
+    checkpoint = checkpoint_bytes(
+        job.request.job, fit.estimate, job.request.assumptions.adapter_bytes_per_param
+    )
+    run, problem_text = _spot_course(compute + dequant, fit, checkpoint, job)
+    return ShapeResult(
+        fit, vram, peak, label, mfu, tuple(notes), compute, dequant, checkpoint, run, problem_text
+    )
+
+
+def _dequant_hours(job: PreparedJob, fit: PlanFit, inst: Instance) -> float:
+    if job.request.job.method != "qlora":
+        return 0.0
+    return qlora_dequant_hours(
+        frozen_params_per_gpu=job.frozen_params,
+        tokens=job.tokens,
+        gpu_count=fit.gpu_count,
+        tokens_per_micro_step=job.tokens_per_micro_step,
+        recompute_forward=job.recompute_forward,
+        bandwidth_gbs=lookup_gpu(inst.gpu).memory_bandwidth_gbs,
+        bytes_per_param=job.request.assumptions.throughput.qlora_dequant_bytes_per_param,
+    )
+
+
+def _spot_course(
+    hours: float, fit: PlanFit, checkpoint: int, job: PreparedJob
+) -> tuple[SpotRun | None, str | None]:
+    """The expected spot run; under ZeRO every node writes its shard of the checkpoint, without
+    sharding one node writes it all."""
+    writers = fit.nodes if is_sharded(fit.plan) else 1
+    spot = job.request.assumptions.spot
+    try:
+        run = expected_spot_run(hours, checkpoint, fit.nodes, spot, writing_nodes=writers)
+    except SpotImpracticalError as exc:
+        return None, f"spot impractical: {exc}"
+    return run, None
+
+
+def _price(inst: Instance, shape: ShapeResult, job: PreparedJob) -> Row | Reject:
+    """Price the run on the allowed pricings; keep the best one that meets every limit."""
+    nodes = shape.fit.nodes
+    granularity, minimum, od_price, spot_price, spot_sold = _PRICE_FIELDS(inst)
+    od_seconds, spot_seconds = shape.billed.get((granularity, minimum)) or shape.billed_seconds(
+        granularity, minimum
+    )
+    od_price *= nodes
+    on_demand = od_price * od_seconds / SECONDS_PER_HOUR
+    spot_cost = None
+    if spot_price is not None and spot_seconds is not None and spot_sold:
+        spot_price *= nodes
+        spot_cost = spot_price * spot_seconds / SECONDS_PER_HOUR
+    policy, key = job.request.constraints.spot, job.sort_key
+    options: list[tuple[tuple[float, float, float], Pricing, float, float, float]] = []
+    if policy != "required":
+        hours = shape.hours
+        options.append((key(od_price, hours, on_demand), "on-demand", od_price, hours, on_demand))
+    if policy != "never" and spot_cost is not None and shape.spot_run is not None:
+        assert spot_price is not None
+        hours = shape.spot_run.wall_hours
+        options.append((key(spot_price, hours, spot_cost), "spot", spot_price, hours, spot_cost))
+    if not options:
+        return Reject("spot", shape.spot_problem or "no spot offer")
+    if len(options) == 2 and options[1][0] < options[0][0]:
+        options.reverse()
+    first_problem: Reject | None = None
+    for sort_key, pricing, price, hours, cost in options:
+        problem = _limit_problem(job, pricing, price, hours, cost) if job.has_limits else None
+        if problem is None:
+            return Row((*sort_key, inst.id), inst, shape, pricing, price, hours, cost, on_demand,
+                       spot_cost)  # fmt: skip
+        first_problem = first_problem or problem
+    assert first_problem is not None
+    return first_problem
+
+
+def _limit_problem(
+    job: PreparedJob, pricing: Pricing, price: float, hours: float, cost: float
+) -> Reject | None:
+    cons = job.request.constraints
+    tag = " (spot, expected)" if pricing == "spot" else ""
+    if cons.max_price_per_hour is not None and price > cons.max_price_per_hour:
+        return Reject("price", over_price(price, cons.max_price_per_hour) + tag)
+    if cons.budget is not None and cost > cons.budget:
+        return Reject("budget", f"over budget: {usd(cost)} > {usd(cons.budget)}{tag}")
+    if cons.deadline_hours is not None and hours > cons.deadline_hours:
+        return Reject("deadline", f"over deadline: {hours:.1f} h > {cons.deadline_hours:g} h{tag}")
+    return None
+
+
+def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
+    inst, shape, fit = row.instance, row.shape, row.shape.fit
+    run = shape.spot_run if row.spot_cost is not None else None
+    return RankedOption(
+        rank=position,
+        instance_id=inst.id,
+        provider=inst.provider,
+        instance_type=inst.instance_type,
+        gpu=inst.gpu,
+        gpus_per_node=inst.gpu_count,
+        nodes=fit.nodes,
+        gpu_count=fit.gpu_count,
+        vram_per_gpu_bytes=shape.vram_bytes,
+        need_per_gpu_bytes=fit.need_per_gpu_bytes,
+        margin=shape.vram_bytes / fit.need_per_gpu_bytes - 1.0,
+        plan=fit.plan,
+        plan_label=plan_text(fit.plan, job.request.job.tensor_parallel),
+        pricing=row.pricing,
+        price_per_hour=row.price_per_hour,
+        hours=row.hours,
+        total_cost=row.total_cost,
+        compute_hours=shape.hours,
+        on_demand_total_cost=row.on_demand_cost,
+        spot_total_cost=row.spot_cost,
+        spot_hours=run.wall_hours if run else None,
+        checkpoint_interval_hours=run.checkpoint_interval_hours if run else None,
+        spot_interruptions=run.expected_interruptions if run else None,
+        checkpoint_bytes=shape.checkpoint_bytes,
+        spot_overhead_hours=run.overhead_hours if run else None,
+        mfu=shape.mfu,
+        peak_tflops_per_gpu=shape.peak,
+        regions=list(inst.regions),
+        source=inst.source,
+        as_of=inst.as_of,
+        reasons=ranked_reasons(row, job),
+    )

@@ -1,0 +1,98 @@
+"""One-line explanations for ranked and excluded instances (money in USD, memory in GiB)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tools.catalog.instances import Instance
+from tools.ranking.plans import PLAN_LABELS, NoFit
+from tools.units import format_gib
+
+if TYPE_CHECKING:
+    from tools.ranking.prepare import PreparedJob, Row
+
+
+def usd(amount: float) -> str:
+    """'$412' from $100 up, '$12.34' below."""
+    return f"${amount:,.0f}" if amount >= 100 else f"${amount:,.2f}"
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU{'s' if count != 1 else ''}"
+
+
+def excluded_memory_reason(fit: NoFit, vram_bytes: int, inst: Instance, margin: float) -> str:
+    """'needs 84.2 GiB per GPU (ZeRO-3/FSDP on 16 GPUs, 76.5 GiB + 10% margin), has 80.0 GiB'."""
+    plan = PLAN_LABELS[fit.plan]
+    if fit.host_ram_short:
+        return f"{plan} on {_gpus(fit.gpu_count)} needs more host RAM than {inst.ram_gib:g} GiB"
+    with_margin = fit.need_per_gpu_bytes * (1 + margin)
+    return (
+        f"needs {format_gib(with_margin)} per GPU ({plan} on {_gpus(fit.gpu_count)},"
+        f" {format_gib(fit.need_per_gpu_bytes)} + {margin:.0%} margin),"
+        f" has {format_gib(vram_bytes)}"
+    )
+
+
+def ranked_reasons(row: Row, job: PreparedJob) -> list[str]:
+    """Fit, speed, cost and provenance of a ranked row, one line each."""
+    inst, shape = row.instance, row.shape
+    if not shape.lines:  # the fit and speed lines are the same for every row of a shape
+        shape.lines.extend(_shape_lines(row, job.request.job.tensor_parallel))
+    lines = [
+        *shape.lines,
+        _cost_line(row),
+        f"price from {inst.source} as of {inst.as_of.isoformat()}",
+    ]
+    if job.request.constraints.spot != "never" and row.spot_cost is None:
+        lines.append(shape.spot_problem or "no spot offer")
+    return lines
+
+
+def plan_text(plan: str, tensor_parallel: int) -> str:
+    """'ZeRO-2', or with tensor parallelism 'ZeRO-2 + tensor parallel 2'."""
+    if tensor_parallel == 1:
+        return PLAN_LABELS[plan]
+    if plan == "single":
+        return f"tensor parallel {tensor_parallel}"
+    if plan == "single_offload":
+        return f"tensor parallel {tensor_parallel} + CPU optimizer offload"
+    return f"{PLAN_LABELS[plan]} + tensor parallel {tensor_parallel}"
+
+
+def _shape_lines(row: Row, tensor_parallel: int) -> list[str]:
+    inst, shape = row.instance, row.shape
+    fit = shape.fit
+    spare = shape.vram_bytes / fit.need_per_gpu_bytes - 1.0
+    plan = plan_text(fit.plan, tensor_parallel)
+    if fit.gpu_count == 1:
+        where = f"{plan} ({inst.gpu})"
+    else:
+        where = f"{plan} on {fit.gpu_count} x {inst.gpu}"
+    if fit.nodes > 1:
+        where += f" ({fit.nodes} nodes of {inst.gpu_count} over {inst.network})"
+    return [
+        f"{where}: needs {format_gib(fit.need_per_gpu_bytes)}"
+        f" of {format_gib(shape.vram_bytes)} per GPU ({spare:.0%} spare)",
+        f"{shape.hours:.1f} h at MFU {shape.mfu:.2f} of {shape.peak:g} {shape.peak_label}"
+        f" TFLOPS per GPU" + _dequant_note(shape.dequant_hours),
+    ]
+
+
+def _dequant_note(hours: float) -> str:
+    return f" (incl. {hours:.1f} h QLoRA de-quantization)" if hours > 0 else ""
+
+
+def _cost_line(row: Row) -> str:
+    inst = row.instance
+    line = f"on-demand {usd(row.on_demand_cost)} billed per {inst.billing_granularity}"
+    if inst.min_charge_seconds:
+        line += f" (minimum {inst.min_charge_seconds / 60:g} min)"
+    run = row.shape.spot_run
+    if row.spot_cost is not None and run is not None:
+        line += f"; spot {usd(row.spot_cost)} expected ({run.expected_interruptions:.1f}"
+        line += " interruptions"
+        if run.checkpoint_interval_hours is not None:
+            line += f", checkpoint every {run.checkpoint_interval_hours:.2f} h"
+        line += ")"
+    return line
