@@ -41,8 +41,6 @@ from assistant.web.panel import compute_panel, panel_from_events, panel_view
 from assistant.web.public_api import PublicApi
 from assistant.web.session import WebSession, browser_secret
 from assistant.web.ui_strings import (
-    LANGUAGE_NAMES,
-    UI_LANGS,
     example_prompts,
     i18n_tables,
     language_from_header,
@@ -60,7 +58,8 @@ from tools.architectures.registry import list_models
 from tools.catalog.instances import Catalog, Instance
 from tools.errors import AdvisorError
 from tools.gpus import list_gpus
-from tools.memory.estimator import EstimateInput
+from tools.languages import LANGUAGE_NAMES, LANGUAGES
+from tools.memory import EstimateInput
 
 CONCURRENCY = 4  # turns run at once; CPU-bound, so more only adds contention
 QUEUE_SIZE = 256
@@ -105,7 +104,7 @@ def _frame(table: Table) -> pd.DataFrame:
 
 
 def _lang_choices() -> list[tuple[str, str]]:
-    return [("Auto", "auto")] + [(LANGUAGE_NAMES[code], code) for code in UI_LANGS]
+    return [("Auto", "auto")] + [(LANGUAGE_NAMES[code], code) for code in LANGUAGES]
 
 
 class App:

@@ -109,7 +109,7 @@ def in_process_speed() -> dict[str, float]:
     CPU time, not wall time, because the benchmark machine's cores are shared."""
     sys.path.insert(0, str(ROOT))
     from tools.architectures.registry import lookup_model
-    from tools.memory.estimator import EstimateInput, estimate
+    from tools.memory import EstimateInput, estimate
 
     setups: dict[str, dict[str, Any]] = {
         "full, Llama 3.1 8B": dict(model=lookup_model("llama 3.1 8b")),
@@ -140,7 +140,7 @@ def published_figures() -> list[tuple[str, str, str]]:
     Hugging Face Trainer without DeepSpeed (plain PyTorch)."""
     sys.path.insert(0, str(ROOT))
     from tools.architectures.registry import lookup_model
-    from tools.memory.estimator import EstimateInput, estimate
+    from tools.memory import EstimateInput, estimate
     from tools.memory.model_states import shard_model_states
 
     rows = []
@@ -208,7 +208,7 @@ def deepspeed_rows(model: Any) -> list[tuple[str, str, str]]:
     additional_buffer_factor 1.5. Ours are the weights, gradients and optimizer state live at
     the optimizer step, the one moment that holds all three (the peak, inside the backward
     pass, has no gradients yet)."""
-    from tools.memory.estimator import EstimateInput, estimate
+    from tools.memory import EstimateInput, estimate
     from tools.memory.inventory import largest_module_params
 
     psi, largest, gpus, gib = model.total_params(), largest_module_params(model), 8, 2**30

@@ -26,10 +26,11 @@ from datetime import date
 from functools import partial
 from pathlib import Path
 
+from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog, Instance
 from tools.catalog.store import import_catalog
-from tools.memory.estimator import EstimateInput
-from tools.ranking.rank import RankRequest, RankResult, Workload, rank
+from tools.memory import EstimateInput
+from tools.ranking import RankRequest, RankResult, Workload, rank
 
 REPO = Path(__file__).resolve().parents[1]
 SKYPILOT = REPO.parent / "shared" / "catalogs" / "skypilot"
@@ -61,7 +62,7 @@ JOBS: dict[str, RankRequest] = {
 
 def real_catalog() -> tuple[Catalog, str]:
     """The real catalog and what it is made of, in words."""
-    builtin = Catalog.builtin()
+    builtin = builtin_catalog()
     if not SKYPILOT.is_dir():
         print(f"  {SKYPILOT} not found: the project catalog only", flush=True)
         return builtin, f"the built-in catalog ({len(builtin)} rows; no SkyPilot folder)"

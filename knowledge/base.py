@@ -21,7 +21,7 @@ from knowledge.chunking import (
     source_files,
 )
 from knowledge.config import KnowledgeConfig
-from knowledge.documents import BUILTIN_DOCS_DIR, LANGUAGES, load_entries
+from knowledge.documents import BUILTIN_DOCS_DIR, load_entries
 from knowledge.embeddings import embedder_id, make_embeddings
 from knowledge.langid import detect_language
 from knowledge.lexical import LanguageBM25
@@ -34,6 +34,7 @@ from knowledge.store import (
     content_hash,
 )
 from tools.errors import InvalidInputError
+from tools.languages import LANGUAGES
 
 log = logging.getLogger("knowledge")
 

@@ -19,15 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tools.errors import InvalidInputError
+from tools.languages import LANGUAGES, Language
 
-Language = Literal["en", "nl", "fr", "tr", "de", "es"]
-LANGUAGES: tuple[str, ...] = get_args(Language)
 Kind = Literal["guide", "faq"]
 
 BUILTIN_DOCS_DIR = Path(__file__).resolve().parent / "docs"
@@ -187,7 +186,9 @@ def missing_translations(entries: Iterable[Entry], topics: Iterable[str]) -> dic
     have: dict[str, set[str]] = {}
     for entry in entries:
         have.setdefault(entry.topic, set()).add(entry.lang)
-    gaps = {t: [lang for lang in LANGUAGES if lang not in have.get(t, set())] for t in topics}
+    gaps: dict[str, list[str]] = {
+        t: [lang for lang in LANGUAGES if lang not in have.get(t, set())] for t in topics
+    }
     return {topic: langs for topic, langs in sorted(gaps.items()) if langs}
 
 

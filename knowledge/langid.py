@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from knowledge.documents import LANGUAGES
+from tools.languages import LANGUAGES
 
 # Close relatives that the detector confuses with one of our languages on short technical text;
 # a user writing one of these is best served in the language mapped to (Afrikaans, Frisian and

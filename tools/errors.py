@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+from pydantic import ValidationError
+
+MAX_QUOTED_CHARS = 120  # a value quoted in a message is cut to this many characters
+
+
+def shorten(value: object, limit: int = MAX_QUOTED_CHARS) -> str:
+    """`repr(value)`, cut to `limit` characters with an ellipsis (a pasted file or a 5,000-digit
+    number never fills an error message)."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**100 else "a huge number"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class AdvisorError(Exception):
@@ -16,7 +27,7 @@ class InvalidInputError(AdvisorError, ValueError):
         self.field = field
         self.value = value
         self.valid = valid
-        super().__init__(f"{field}: got {value!r}; valid: {valid}")
+        super().__init__(f"{field}: got {shorten(value)}; valid: {valid}")
 
 
 class UnknownNameError(AdvisorError, LookupError):
@@ -28,3 +39,17 @@ class UnknownNameError(AdvisorError, LookupError):
         self.suggestions = list(suggestions)
         hint = ", ".join(self.suggestions) if self.suggestions else "none close"
         super().__init__(f"unknown {kind} {name!r}; closest known: {hint}")
+
+
+def invalid_input(exc: ValidationError, valid: Mapping[str, str] | None = None) -> AdvisorError:
+    """The first error of a failed pydantic validation, as a domain error: an error a validator
+    raised itself (an InvalidInputError or UnknownNameError) as it is, else an InvalidInputError
+    naming the field path, the value given and what is valid (`valid[field]`, else pydantic's
+    own message)."""
+    err = exc.errors()[0]
+    original = (err.get("ctx") or {}).get("error")
+    if isinstance(original, AdvisorError):
+        return original
+    field = ".".join(str(part) for part in err["loc"]) or exc.title
+    message = str(err["msg"]).removeprefix("Value error, ")
+    return InvalidInputError(field, err.get("input"), (valid or {}).get(field, message))

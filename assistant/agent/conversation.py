@@ -46,13 +46,15 @@ from assistant.agent.events import (
 from assistant.agent.graph import build_agent, make_chat_model
 from assistant.agent.policy import OfflinePolicy, TurnContext, plan_turn
 from assistant.agent.state import JobState
-from assistant.agent.toolbox import KnowledgeResult, KnowledgeSearch, ToolResources, build_tools
+from assistant.agent.tool_results import KnowledgeResult
+from assistant.agent.toolbox import KnowledgeSearch, ToolResources, build_tools
 from assistant.answers import compose
-from assistant.answers.i18n import LANGS, resolve_lang
+from assistant.answers.i18n import resolve_lang
 from assistant.settings import Settings
 from knowledge.langid import detect_language
 from tools.catalog.instances import Catalog
 from tools.catalog.store import load_catalog
+from tools.languages import LANGUAGES
 
 __all__ = ["MAX_MESSAGE_CHARS", "Assistant", "HistoryItem", "Session", "Turn", "choose_language"]
 
@@ -113,7 +115,7 @@ def choose_language(message: str, override: str | None, previous: str | None) ->
         return resolve_lang(override)
     found = detect_language(message)
     words = len(re.findall(r"[^\W\d_]{2,}", message))
-    if found.supported and found.code in LANGS:
+    if found.supported and found.code in LANGUAGES:
         sure = words >= _MIN_WORDS_TO_SWITCH and found.score >= _MIN_SCORE_TO_SWITCH
         if previous is None or sure:
             return found.code

@@ -19,11 +19,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assistant.agent.toolbox import InstanceList, KnowledgeResult, ModelInfo
+from assistant.agent.tool_results import InstanceList, KnowledgeResult, ModelInfo
 from assistant.answers.parts import Citation
 from knowledge.retrieval import Passage
 from tools.gpus import GPUSpec
-from tools.memory.estimator import MemoryEstimate
+from tools.memory import MemoryEstimate
 from tools.ranking.models import RankResult
 from tools.units import to_gib
 

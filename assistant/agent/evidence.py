@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel
 
 from assistant.agent.policy import turn_outcomes
-from assistant.agent.toolbox import KnowledgeResult
+from assistant.agent.tool_results import KnowledgeResult
 from assistant.grounding.check import (
     GroundingReport,
     GroundingSources,

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assistant.agent.state import JobState, Money, SlotName
 from tools.catalog.instances import Catalog
 from tools.errors import InvalidInputError
-from tools.memory.estimator import EstimateInput
+from tools.memory import EstimateInput
 from tools.ranking.models import Constraints, RankRequest, Workload
 
 __all__ = [
@@ -261,9 +261,9 @@ def _regions(hint: str | None, catalog: Catalog | None) -> tuple[list[str] | Non
 def region_matches(hint: str, region: str) -> bool:
     """Whether catalog region `region` lies in the area or region `hint` ('eu', 'us', 'asia',
     or a region name such as 'eu-west', which matches 'eu-west-1' and 'eu-west-2')."""
-    from assistant.extract.regions import region_in_area  # deferred: loads the lexicon
+    from tools.catalog.regions import region_matches as matches
 
-    return region_in_area(hint, region)
+    return matches(hint, region)
 
 
 def filter_catalog(plan: JobPlan, catalog: Catalog) -> Catalog:

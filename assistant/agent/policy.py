@@ -32,13 +32,13 @@ from pydantic import BaseModel, ConfigDict
 
 from assistant.agent.jobspec import JobPlan, build_job
 from assistant.agent.state import JobState
-from assistant.agent.toolbox import KnowledgeResult
+from assistant.agent.tool_results import KnowledgeResult
 from assistant.answers import compose
 from assistant.extract import Intent, apply_update, classify_intent, extract_slots
 from knowledge.langid import detect_language
 from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError
-from tools.memory.estimator import EstimateInput, MemoryEstimate
+from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.models import RankRequest, RankResult
 
 __all__ = [

@@ -11,8 +11,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.memory.constants import Method, Optimizer, Precision
-from tools.ranking.models import Objective, SpotPolicy
+from tools.enums import Method, Objective, Optimizer, Precision, SpotPolicy
 
 __all__ = [
     "SLOT_NAMES",

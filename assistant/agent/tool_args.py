@@ -1,32 +1,46 @@
 """Argument schemas of the assistant's tools: what a chat model may pass, with units everywhere.
 
-These are the JSON schemas a tool-calling model sees, so every field says its unit or format.
-Nested request parts the ranking already defines (`Workload`, `Constraints`) are reused as they
-are; only the job is flattened, because the estimator's own input holds a resolved architecture
-rather than the name a model would type.
+These are the JSON schemas a tool-calling model sees. The job tools' arguments are the fields of
+`tools.job.JobSpec`, generated from it (same names, vocabularies, bounds and descriptions), so a
+field added to the job appears here too; the model is a name or a count (never a local file),
+money a number in USD or a text with its currency. Omitted fields take the job's stated defaults
+(`tools.job.defaults`), which the tool results list.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.fields import FieldInfo
 
-from tools.memory.constants import Method, Optimizer, Precision
-from tools.memory.estimator import EstimateInput
-from tools.ranking.models import Interconnect, Objective, SpotPolicy
+from tools.job import DEFAULTS, FIELD_GROUPS, JobSpec
+
+__all__ = [
+    "ESTIMATE_FIELDS",
+    "MAX_QUERY_CHARS",
+    "MAX_ROWS",
+    "RANK_FIELDS",
+    "EstimateMemoryArgs",
+    "JobArgs",
+    "ListInstancesArgs",
+    "LookupGpuArgs",
+    "LookupModelArgs",
+    "RankInstancesArgs",
+    "SearchKnowledgeArgs",
+]
 
 MAX_QUERY_CHARS = 500
 MAX_ROWS = 20
-
-
-def _default(field: str) -> str:
-    """The estimator's default for `field`, as the schema states it."""
-    return str(EstimateInput.model_fields[field].default)
+ESTIMATE_FIELDS: tuple[str, ...] = FIELD_GROUPS["training"] + FIELD_GROUPS["plan"]
+RANK_FIELDS: tuple[str, ...] = (
+    FIELD_GROUPS["training"] + ("num_gpus",) + FIELD_GROUPS["data"] + FIELD_GROUPS["limits"]
+)
+_MONEY_FIELDS = ("max_price_per_hour", "budget")
 
 
 class JobArgs(BaseModel):
-    """One training job. Omitted fields take the estimator's stated defaults."""
+    """One training job: the model, and any field of the job (omitted: the stated default)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -36,100 +50,55 @@ class JobArgs(BaseModel):
         description="model to train: a registry name such as 'meta-llama/Llama-3.1-8B' or "
         "'llama 3.1 8b', or a parameter count such as '70B' or '7e9' (parameters)",
     )
-    method: Method | None = Field(
-        None,
-        description="pretrain or full: every weight trained; lora: frozen 16-bit base plus "
-        "adapters; qlora: frozen 4-bit NF4 base plus adapters; omitted: " + _default("method"),
-    )
-    precision: Precision | None = Field(
-        None,
-        description="training precision: bf16-mixed/fp16-mixed (16-bit weights, fp32 master), "
-        "bf16 (pure 16-bit) or fp32; omitted: " + _default("precision"),
-    )
-    optimizer: Optimizer | None = Field(
-        None, description="optimizer (its state bytes differ); omitted: " + _default("optimizer")
-    )
-    lora_rank: int | None = Field(
-        None, gt=0, le=4096, description="LoRA rank r (dimensions), lora/qlora only"
-    )
-    seq_len: int | None = Field(
-        None, gt=0, description=f"tokens per sample; omitted: {_default('seq_len')} tokens"
-    )
-    micro_batch_size: int | None = Field(
-        None,
-        gt=0,
-        description=f"sequences per GPU per step; omitted: {_default('micro_batch_size')}",
-    )
-    gradient_checkpointing: Literal["none", "selective", "full"] | None = Field(
-        None,
-        description="activation recomputation: none, selective or full; omitted: "
-        + _default("gradient_checkpointing"),
-    )
-    num_gpus: int | None = Field(
-        None, gt=0, description="data-parallel GPUs (count) the memory is estimated for"
-    )
-    zero_stage: int | None = Field(
-        None,
-        ge=0,
-        le=3,
-        description="ZeRO sharding stage 0-3 across num_gpus; omitted: " + _default("zero_stage"),
-    )
 
 
-class EstimateMemoryArgs(JobArgs):
-    """Arguments of estimate_memory."""
+class RankArgsBase(JobArgs):
+    """The job, its data, its limits and how many ranked rows to list."""
 
-
-class RankInstancesArgs(JobArgs):
-    """Arguments of rank_instances: the job, the data it trains on, limits and the objective."""
-
-    tokens: float | None = Field(
-        None, gt=0, description="training tokens per epoch (tokens), e.g. 2e8; or give samples"
-    )
-    samples: int | None = Field(
-        None, gt=0, description="training samples per epoch (samples of seq_len tokens each)"
-    )
-    epochs: float | None = Field(
-        None, gt=0, description="passes over the data (epochs); omitted: 1"
-    )
-    max_price_per_hour: float | None = Field(
-        None, gt=0, description="most USD per hour for the whole cluster (all nodes)"
-    )
-    budget: float | None = Field(None, gt=0, description="most USD for the whole run")
-    deadline_hours: float | None = Field(None, gt=0, description="hours until it must be done")
-    providers: list[str] | None = Field(
-        None, description="only these provider keys (lower case), e.g. ['aws', 'runpod']"
-    )
-    regions: list[str] | None = Field(
-        None, description="only these region names, as the catalog spells them (text)"
-    )
-    spot: SpotPolicy | None = Field(
-        None,
-        description="never: on-demand prices only; allowed: spot when it ranks better; "
-        "required: spot only (policy); omitted: never",
-    )
-    min_gpus: int | None = Field(None, ge=1, description="at least this many GPUs in all (count)")
-    max_gpus: int | None = Field(None, ge=1, description="at most this many GPUs in all (count)")
-    interconnect: Interconnect | None = Field(
-        None, description="required GPU-to-GPU link (kind): nvswitch, nvlink or pcie"
-    )
-    objective: Objective | None = Field(
-        None, description="cost: cheapest total USD; time: fewest hours; price: cheapest USD/h"
-    )
-    gpus: list[str] | None = Field(
-        None, description="only instances with these GPUs, e.g. ['H100', 'A100-80GB'] (names)"
-    )
-    max_vram_per_gpu_gib: float | None = Field(
-        None, gt=0, description="only instances with at most this memory per GPU, GiB"
-    )
     top: int = Field(
         5, ge=1, le=MAX_ROWS, description="ranked rows listed in the reply (count, best first)"
     )
 
 
-WORKLOAD_FIELDS = ("tokens", "samples", "epochs")
-CONSTRAINT_FIELDS = ("max_price_per_hour", "budget", "deadline_hours", "providers", "regions",
-                     "spot", "min_gpus", "max_gpus", "interconnect")  # fmt: skip
+def _described(name: str, info: FieldInfo) -> str:
+    default = DEFAULTS.get(name)
+    text = info.description or name
+    if default is not None and default.value is not None:
+        by_method = "".join(f", {method}: {value}" for method, value in default.by_method.items())
+        text += f"; omitted: {default.value}{by_method}"
+    return text
+
+
+def _job_fields(names: tuple[str, ...]) -> dict[str, Any]:
+    """create_model field definitions copied from JobSpec (money as a number or a text)."""
+    fields: dict[str, Any] = {}
+    for name in names:
+        info = JobSpec.model_fields[name]
+        copy = FieldInfo.merge_field_infos(info, default=None, description=_described(name, info))
+        annotation: Any = info.annotation
+        if name in _MONEY_FIELDS:
+            annotation = float | str | None
+            copy = FieldInfo.merge_field_infos(
+                copy,
+                description=f"{copy.description}: USD as a number, or an amount with its"
+                " currency such as '150 EUR'",
+            )
+        fields[name] = (annotation, copy)
+    return fields
+
+
+EstimateMemoryArgs = create_model(
+    "EstimateMemoryArgs",
+    __base__=JobArgs,
+    __doc__="Arguments of estimate_memory: the job and the parallel plan of one estimate.",
+    **_job_fields(ESTIMATE_FIELDS),
+)
+RankInstancesArgs = create_model(
+    "RankInstancesArgs",
+    __base__=RankArgsBase,
+    __doc__="Arguments of rank_instances: the job, the data it trains on, limits, objective.",
+    **_job_fields(RANK_FIELDS),
+)
 
 
 class SearchKnowledgeArgs(BaseModel):

@@ -31,7 +31,7 @@ from assistant.answers.job import (
 )
 from assistant.answers.parts import Answer, Citation, PassageLike, Text, cite
 from tools.errors import AdvisorError, InvalidInputError, UnknownNameError
-from tools.memory.estimator import MemoryEstimate
+from tools.memory import MemoryEstimate
 from tools.ranking.models import RankResult
 
 __all__ = [

@@ -20,7 +20,6 @@ from datetime import date
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Literal, get_args
 
 import yaml
 from babel import Locale
@@ -31,12 +30,13 @@ from babel.numbers import format_percent as babel_format_percent
 from babel.units import format_unit
 
 from tools.errors import InvalidInputError
+from tools.languages import LANGUAGES, LOCALES, Language
 from tools.units import to_gib
 
 __all__ = [
-    "LANGS",
+    "LANGUAGES",
     "LOCALES",
-    "Lang",
+    "Language",
     "catalog",
     "format_count",
     "format_date",
@@ -55,16 +55,6 @@ __all__ = [
     "resolve_lang",
 ]
 
-Lang = Literal["en", "nl", "fr", "tr", "de", "es"]
-LANGS: tuple[Lang, ...] = get_args(Lang)
-LOCALES: dict[str, str] = {
-    "en": "en_US",
-    "nl": "nl_NL",
-    "fr": "fr_FR",
-    "tr": "tr_TR",
-    "de": "de_DE",
-    "es": "es_ES",
-}
 PLURAL_CATEGORIES = frozenset({"zero", "one", "two", "few", "many", "other"})
 NBSP = "\u00a0"
 _MESSAGES_PACKAGE = "assistant.answers"
@@ -73,13 +63,13 @@ _MESSAGES_DIR = "messages"
 Message = str | Mapping[str, str]  # a template, or plural templates by CLDR category
 
 
-def resolve_lang(lang: str) -> Lang:
+def resolve_lang(lang: str) -> Language:
     """'de', 'DE', 'de-DE' or 'de_DE' -> 'de'; anything else is an InvalidInputError."""
     code = re.split(r"[-_]", lang.strip().lower(), maxsplit=1)[0]
-    for known in LANGS:
+    for known in LANGUAGES:
         if code == known:
             return known
-    raise InvalidInputError("lang", lang, "one of " + ", ".join(LANGS))
+    raise InvalidInputError("lang", lang, "one of " + ", ".join(LANGUAGES))
 
 
 def _locale(lang: str) -> Locale:
@@ -87,7 +77,7 @@ def _locale(lang: str) -> Locale:
 
 
 @cache
-def _locale_for(lang: Lang) -> Locale:
+def _locale_for(lang: Language) -> Locale:
     return Locale.parse(LOCALES[lang])
 
 
@@ -100,7 +90,7 @@ def catalog(lang: str) -> Mapping[str, Message]:
 
 
 @cache
-def _catalog(code: Lang) -> Mapping[str, Message]:
+def _catalog(code: Language) -> Mapping[str, Message]:
     source = resources.files(_MESSAGES_PACKAGE) / _MESSAGES_DIR / f"{code}.yaml"
     data = yaml.safe_load(source.read_text(encoding="utf-8"))
     if not isinstance(data, dict):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from assistant.agent.jobspec import AssumedDefault, JobPlan, Notice
 from assistant.agent.state import JobState, Money
 from assistant.answers.parts import Text
-from tools.memory.estimator import EstimateInput, MemoryEstimate
+from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.models import RankedOption, RankResult
 from tools.ranking.plans import PLAN_ORDER, is_offload
 

@@ -10,8 +10,8 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from assistant.answers import i18n
-from assistant.answers.i18n import Lang
 from assistant.grounding.figures import shown_figures
+from tools.languages import Language
 
 __all__ = ["Answer", "Citation", "PassageLike", "Text", "cite", "figures_in"]
 
@@ -27,7 +27,7 @@ class Citation(BaseModel):
 class Answer(BaseModel):
     """A composed answer: Markdown text, its citations, and every figure it shows."""
 
-    lang: Lang
+    lang: Language
     text: str = Field(description="the answer, Markdown")
     citations: list[Citation] = Field(default_factory=list)
     numbers_shown: list[float] = Field(
@@ -69,7 +69,7 @@ class Text:
     """Messages and figures in one language: `t.msg(key, ...)`, `t.money(...)`, ..."""
 
     def __init__(self, lang: str) -> None:
-        self.lang: Lang = i18n.resolve_lang(lang)
+        self.lang: Language = i18n.resolve_lang(lang)
 
     def msg(self, key: str, /, **values: object) -> str:
         return i18n.message(self.lang, key, **values)

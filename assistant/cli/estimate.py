@@ -3,13 +3,15 @@
     gpu-advisor estimate --model NAME | --params N | --config PATH [options] [--json]
 
 The model is a registry name ("llama 3.1 8b"), a parameter count ("7e9", "70B") or a local
-Hugging Face config.json. `--json` prints the estimate with sizes as integer bytes (with the
-resolved `engine` and `optimizer_impl` it carries); otherwise a table in GiB (2^30 bytes) and
-GB (10^9 bytes): the parts live at the step's peak moment, the total with its calibration band, the
-activations at their own size when the peak holds fewer, every moment of the step, and the
-assumptions used. The estimator's `device` field is not a flag: it models CPU kernels for the
-calibration, and the advice is about GPUs. The estimator is imported inside the handler so
-that building the parser stays light.
+Hugging Face config.json; the other flags are the fields of the job (`tools.job.JobSpec`), and
+what is left open takes the job's stated defaults, which the output lists first ("Assumed").
+`--json` prints the estimate with sizes as integer bytes (with the resolved `engine` and
+`optimizer_impl` it carries) and the defaults used under "assumed"; otherwise a table in GiB
+(2^30 bytes) and GB (10^9 bytes): the parts live at the step's peak moment, the total with its
+calibration band, the activations at their own size when the peak holds fewer, every moment of
+the step, and the estimator's assumptions. The estimator's `device` field is not a flag: it
+models CPU kernels for the calibration, and the advice is about GPUs. The estimator is imported
+inside the handler so that building the parser stays light.
 """
 
 from __future__ import annotations
@@ -18,61 +20,59 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from assistant.cli.job_args import add_job_arguments, job_settings
+from assistant.cli.job_args import add_job_arguments, job_spec
 
 if TYPE_CHECKING:
-    from tools.memory.estimator import MemoryEstimate
+    from tools.advice import Assumed
+    from tools.memory import MemoryEstimate
 
 PARTS = ("weights", "gradients", "optimizer", "activations", "overhead")
+GROUPS = ("training", "plan")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "estimate",
         help="GPU memory per GPU to train or fine-tune a model",
-        description="Peak GPU memory per GPU for one training setup, with its parts and the "
-        "assumptions used. Sizes: GiB = 2^30 bytes, GB = 10^9 bytes.",
+        description="Peak GPU memory per GPU for one training setup, with its parts, the "
+        "defaults assumed for what is not given and the estimator's assumptions. Sizes: GiB = "
+        "2^30 bytes, GB = 10^9 bytes.",
     )
-    add_job_arguments(parser)
-    parser.add_argument(
-        "--zero", default="0", help="ZeRO stage 0-3, or fsdp-shard-grad-op / fsdp-full-shard"
-    )
-    parser.add_argument("--gpus", type=int, default=1, help="data-parallel GPUs")
-    parser.add_argument("--offload-optimizer", action="store_true", help="optimizer to CPU RAM")
+    add_job_arguments(parser, GROUPS)
     parser.add_argument("--json", action="store_true", help="print JSON (integer bytes)")
     parser.set_defaults(handler=handler)
 
 
-def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    """EstimateInput keyword arguments: the job's, plus the parallel plan given on the line."""
-    plan = {
-        "zero_stage": args.zero,
-        "num_gpus": args.gpus,
-        "offload_optimizer": args.offload_optimizer,
-    }
-    return job_settings(args) | plan
-
-
 def handler(args: argparse.Namespace) -> int:
-    if args.params is not None:
-        from tools.architectures.registry import model_from_param_count
+    from tools.advice import estimate_job
 
-        args.params = model_from_param_count(args.params)
-    from tools.memory.estimator import EstimateInput, estimate
-
-    result = estimate(EstimateInput(**_settings(args)))
+    resolved, result = estimate_job(job_spec(args, GROUPS))
+    assumed = resolved.shown_assumptions("estimate")
     try:
-        print(as_json(result) if args.json else render(result))
+        print(as_json(result, assumed) if args.json else render(result, assumed))
     except BrokenPipeError:  # e.g. `| head`: the reader is gone, nothing left to report
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stream for exit
     return 0
 
 
-def as_json(result: MemoryEstimate) -> str:
-    """The estimate as JSON (integer bytes), with the engine and optimizer step it resolved."""
-    return json.dumps(result.model_dump(mode="json"), indent=2)
+def assumed_lines(assumed: list[Assumed]) -> list[str]:
+    """'Assumed (defaults for what was not given):' and one line per default with its reason."""
+    if not assumed:
+        return []
+    return [
+        "Assumed (defaults for what was not given):",
+        *(f"  - {item.field} = {item.value}: {item.reason}" for item in assumed),
+    ]
+
+
+def as_json(result: MemoryEstimate, assumed: list[Assumed] | None = None) -> str:
+    """The estimate as JSON (integer bytes), with the engine and optimizer step it resolved and
+    the defaults used for what was not given."""
+    data = result.model_dump(mode="json")
+    data["assumed"] = [item.model_dump(mode="json") for item in assumed or []]
+    return json.dumps(data, indent=2)
 
 
 def _row(label: str, n_bytes: int, note: str = "") -> str:
@@ -84,9 +84,10 @@ def _count(n: int) -> str:
     return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.1f}M"
 
 
-def render(result: MemoryEstimate) -> str:
+def render(result: MemoryEstimate, assumed: list[Assumed] | None = None) -> str:
     """A readable table in GiB and GB, the setup (with the engine and optimizer step the
-    estimate resolved), the step's moments, the activation split and the assumptions."""
+    estimate resolved), the defaults assumed, the step's moments, the activation split and the
+    estimator's assumptions."""
     share = result.trainable_params / result.total_params
     setup = (
         f"{result.total_gpus} GPU(s): data parallel {result.data_parallel} x tensor parallel "
@@ -100,6 +101,8 @@ def render(result: MemoryEstimate) -> str:
         f"Peak per GPU: {result.total_with_band()} at the {result.peak_moment or 'peak'}"
         + (f", the largest of the step's {len(result.moments)} moments" if result.moments else ""),
         "",
+        *assumed_lines(assumed or []),
+        *([""] if assumed else []),
         *_parts_table(result),
         *_moments(result),
         *_activation_split(result),

@@ -1,34 +1,40 @@
 """`gpu-advisor rank`: cloud instances for a training job, best first, priced for the whole run.
 
     gpu-advisor rank --model NAME | --params N | --config PATH [job options]
-                     (--tokens N | --samples N) [--epochs E] [constraints] [--objective cost]
+                     [--tokens N | --samples N] [--epochs E] [limits] [--objective cost]
                      [--catalog PATH ...] [--top N] [--json]
 
-Job options are the estimator's (`gpu-advisor estimate`), minus the parallel plan (--zero, --gpus,
---offload-optimizer), which the ranking chooses per instance. Without --catalog the built-in
-catalog is merged with every saved import (<data_dir>/catalogs/) and Settings.catalog_paths.
-Money is USD, prices per hour for the whole cluster, memory in GiB (2^30 bytes). Heavy modules
-and the ranking itself are imported inside the handler, so building the parser stays light.
+Job options are the fields of the job (`tools.job.JobSpec`): how it trains (as for `gpu-advisor
+estimate`), the data, the limits and the objective; the ranking chooses the parallel plan per
+instance (`--gpus N` asks for clusters of exactly N GPUs). What is left open takes the job's
+stated defaults, which the output lists. Without --catalog the built-in catalog is merged with
+every saved import (<data_dir>/catalogs/) and Settings.catalog_paths. Money is USD unless a
+currency is named, prices per hour for the whole cluster, memory in GiB (2^30 bytes). Heavy
+modules and the ranking itself are imported inside the handler, so building the parser stays
+light.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.cli.job_args import add_job_arguments, job_settings
+from assistant.cli.estimate import assumed_lines
+from assistant.cli.job_args import add_job_arguments, count, job_spec
 
 if TYPE_CHECKING:
     from assistant.settings import Settings
-    from tools.catalog.instances import Catalog
-    from tools.ranking.models import RankedOption, RankResult
+    from tools.advice import ResolvedJob
+    from tools.catalog import Catalog
+    from tools.ranking import RankedOption, RankResult
 
 DEFAULT_TOP = 10
-_SUFFIXES = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+GROUPS = ("training", "data", "limits", "num_gpus")
+
+__all__ = ["DEFAULT_TOP", "count", "register", "render", "request_assumptions"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,16 +43,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="rank cloud GPU instances for a training job by total cost, time or hourly price",
         description="Which instances fit the job (plan per instance: DDP, ZeRO-2, ZeRO-3, "
         "multi-node, CPU offload), how long it takes and what it costs, best first; every other "
-        "instance with the reason it was left out. USD; GiB = 2^30 bytes.",
+        "instance with the reason it was left out; the defaults assumed for what is not given. "
+        "USD; GiB = 2^30 bytes.",
     )
-    add_job_arguments(
-        parser,
-        "engine of the single-GPU and DDP plans: pytorch (default; torch.autocast over fp32 "
-        "weights) or deepspeed; the ZeRO and offload plans are always sized as DeepSpeed runs "
-        "them",
-    )
-    add_workload_arguments(parser)
-    add_constraint_arguments(parser)
+    add_job_arguments(parser, GROUPS)
     add_assumption_arguments(parser)
     parser.add_argument(
         "--catalog", action="append", type=Path, metavar="PATH",
@@ -60,42 +60,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=handler)
 
 
-def count(text: str) -> float:
-    """'2e8', '200M', '1.5B' -> a number (k, M, B/G, T suffixes)."""
-    match = re.fullmatch(r"\s*([0-9.]+(?:e[+-]?\d+)?)\s*([kmbgt]?)\s*", text.lower())
-    if match is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a count such as 2e8, 200M or 1.5B")
-    return float(match.group(1)) * _SUFFIXES[match.group(2)]
-
-
-def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
-    size = parser.add_mutually_exclusive_group(required=True)
-    size.add_argument("--tokens", type=count, help="training tokens per epoch, e.g. 2e8 or 200M")
-    size.add_argument("--samples", type=count, help="samples per epoch (x --seq-len tokens)")
-    parser.add_argument("--epochs", type=float, default=1.0, help="passes over the data")
-
-
-def add_constraint_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-price-per-hour", type=float, metavar="USD",
-                        help="cap on USD per hour for the whole cluster")  # fmt: skip
-    parser.add_argument("--budget", type=float, metavar="USD", help="cap on USD for the run")
-    parser.add_argument("--deadline-hours", type=float, metavar="H", help="cap on hours")
-    parser.add_argument("--spot", action=argparse.BooleanOptionalAction, default=None,
-                        help="--spot: spot prices allowed when they rank better; --no-spot: "
-                        "on-demand only (the default)")  # fmt: skip
-    parser.add_argument("--spot-required", action="store_true", help="spot offers only")
-    parser.add_argument("--providers", action="append", metavar="P[,P]",
-                        help="only these providers (comma-separated or repeated)")  # fmt: skip
-    parser.add_argument("--regions", action="append", metavar="R[,R]", help="only these regions")
-    parser.add_argument("--min-gpus", type=int, metavar="N", help="at least N GPUs in all")
-    parser.add_argument("--max-gpus", type=int, metavar="N", help="at most N GPUs in all")
-    parser.add_argument("--max-nodes", type=int, metavar="N", help="largest cluster (default 8)")
-    parser.add_argument("--interconnect", choices=("nvlink", "nvswitch", "pcie"),
-                        help="required GPU link; nvlink also accepts NVSwitch")  # fmt: skip
-    parser.add_argument("--objective", choices=("cost", "time", "price"), default="cost",
-                        help="cheapest total (default), fastest, or cheapest per hour")  # fmt: skip
-
-
 def add_assumption_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--margin", type=float, help="memory safety margin (default 0.10)")
     parser.add_argument("--mfu", type=float, help="use this MFU everywhere (default: modelled)")
@@ -106,29 +70,8 @@ def add_assumption_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--restart-minutes", type=float, help="per interruption (default 10)")
 
 
-def _split(values: list[str] | None) -> list[str] | None:
-    if not values:
-        return None
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
-
-
-def request_data(args: argparse.Namespace) -> dict[str, Any]:
-    """RankRequest fields (as plain data) from the parsed flags."""
-    spot = "required" if args.spot_required else ("allowed" if args.spot else "never")
-    constraints = {
-        "max_price_per_hour": args.max_price_per_hour,
-        "budget": args.budget,
-        "deadline_hours": args.deadline_hours,
-        "providers": _split(args.providers),
-        "regions": _split(args.regions),
-        "spot": spot,
-        "min_gpus": args.min_gpus,
-        "max_gpus": args.max_gpus,
-        "max_nodes": args.max_nodes,
-        "interconnect": args.interconnect,
-    }
-    samples = None if args.samples is None else int(args.samples)
-    workload = {"tokens": args.tokens, "samples": samples, "epochs": args.epochs}
+def request_assumptions(args: argparse.Namespace) -> dict[str, Any]:
+    """RankingAssumptions fields (as plain data) from the assumption flags given."""
     throughput = {"mfu_override": args.mfu}
     spot_terms = {
         "preemption_rate_per_hour": args.preemption_rate,
@@ -137,18 +80,9 @@ def request_data(args: argparse.Namespace) -> dict[str, Any]:
         else args.storage_gbps * 1e9,
         "restart_hours": None if args.restart_minutes is None else args.restart_minutes / 60,
     }
-    assumptions = {
-        "memory_margin": args.margin,
-        "throughput": _given(throughput),
-        "spot": _given(spot_terms),
-    }
-    return {
-        "workload": _given(workload),
-        "constraints": _given(constraints),
-        "objective": args.objective,
-        "assumptions": _given(assumptions),
-        "top": args.top or None,
-    }
+    return _given(
+        {"memory_margin": args.margin, "throughput": _given(throughput), "spot": _given(spot_terms)}
+    )
 
 
 def _given(values: dict[str, Any]) -> dict[str, Any]:
@@ -157,18 +91,33 @@ def _given(values: dict[str, Any]) -> dict[str, Any]:
 
 def handler(args: argparse.Namespace) -> int:
     from assistant.settings import Settings
-    from tools.memory.estimator import EstimateInput
-    from tools.ranking.rank import RankRequest, rank
+    from tools.advice import resolve_job
+    from tools.ranking import RankingAssumptions, rank
 
     settings = Settings()
     catalog = _catalog(args.catalog, settings)
-    request = RankRequest(job=EstimateInput(**job_settings(args)), **request_data(args))
+    resolved = resolve_job(job_spec(args, GROUPS), catalog)
+    assert resolved.request is not None  # the model is a required flag
+    request = resolved.request.model_copy(
+        update={
+            "top": args.top or None,
+            "assumptions": RankingAssumptions.model_validate(request_assumptions(args)),
+        }
+    )
     result = rank(request, catalog.instances)
     if args.json:
-        print(json.dumps(result.model_dump(mode="json"), indent=2))
+        print(json.dumps(as_json(result, resolved), indent=2))
     else:
-        print(render(result))
+        print(render(result, resolved))
     return 0
+
+
+def as_json(result: RankResult, resolved: ResolvedJob) -> dict[str, Any]:
+    """The ranking as JSON, with the defaults assumed and what was not applied as asked."""
+    data = result.model_dump(mode="json")
+    data["assumed"] = [a.model_dump(mode="json") for a in resolved.shown_assumptions("rank")]
+    data["notices"] = [n.model_dump(mode="json") for n in resolved.notices]
+    return data
 
 
 def _catalog(paths: list[Path] | None, settings: Settings) -> Catalog:
@@ -193,8 +142,9 @@ def _table_cells(row: RankedOption) -> tuple[str, str, str, str]:
     return row.instance_id, gpus, memory, spot
 
 
-def render(result: RankResult) -> str:
-    """A table of the ranked rows, the exclusions by rule, and the assumptions."""
+def render(result: RankResult, resolved: ResolvedJob | None = None) -> str:
+    """A table of the ranked rows, the exclusions by rule, the defaults assumed, what was not
+    applied as asked, and the ranking's assumptions."""
     job = result.job
     rows = [_table_cells(row) for row in result.ranked]
     width = max([len(cells[0]) for cells in rows] + [8])
@@ -223,5 +173,13 @@ def render(result: RankResult) -> str:
     if result.ranked:
         lines += ["", f"Why #1 ({result.ranked[0].instance_id}):"]
         lines += [f"  - {reason}" for reason in result.ranked[0].reasons]
+    if resolved is not None:
+        shown = resolved.shown_assumptions("rank")
+        lines += ["", *assumed_lines(shown)] if shown else []
+        lines += (
+            ["", "Not applied:", *(f"  - {n.message}" for n in resolved.notices)]
+            if (resolved.notices)
+            else []
+        )
     lines += ["", "Assumptions:", *(f"  - {text}" for text in job.assumptions)]
     return "\n".join(lines)

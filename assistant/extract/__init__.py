@@ -14,6 +14,4 @@ from assistant.agent.state import apply_update
 from assistant.extract.intent import Intent, classify_intent
 from assistant.extract.slots import extract_slots
 
-__all__ = ["LANGUAGES", "Intent", "apply_update", "classify_intent", "extract_slots"]
-
-LANGUAGES = ("en", "nl", "fr", "tr", "de", "es")
+__all__ = ["Intent", "apply_update", "classify_intent", "extract_slots"]

@@ -16,8 +16,8 @@ from importlib import resources
 from typing import Any
 
 from assistant.extract.text import fold
+from tools.languages import LANGUAGES
 
-LANGUAGES = ("en", "nl", "fr", "tr", "de", "es")
 _PACKAGE = "assistant.extract"
 
 
@@ -28,7 +28,6 @@ class Lexicon:
     phrases: Mapping[str, tuple[str, ...]]
     magnitudes: Mapping[str, Mapping[str, float]]
     number_words: Mapping[str, Mapping[str, int]]
-    region_areas: Mapping[str, tuple[str, ...]]
 
     def get(self, category: str) -> tuple[str, ...]:
         """The phrases of `category` (empty when no language has any)."""
@@ -90,11 +89,8 @@ def lexicon() -> Lexicon:
         if name != "common":
             words = data.get("number_words") or {}
             numbers[name] = {fold(str(w)): int(v) for w, v in words.items()}
-    areas = {area: tuple(fold(str(p)) for p in items)
-             for area, items in (common.get("region_areas") or {}).items()}  # fmt: skip
     return Lexicon(
         phrases={k: tuple(dict.fromkeys(v)) for k, v in phrases.items()},
         magnitudes=magnitudes,
         number_words=numbers,
-        region_areas=areas,
     )

@@ -12,9 +12,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from assistant.extract.lexicon import LANGUAGES, lexicon
+from assistant.extract.lexicon import lexicon
 from assistant.extract.numbers import number_source
 from assistant.extract.text import alternation, trie_regex
+from tools.languages import LANGUAGES
 
 _FLAGS = re.UNICODE
 

@@ -1,15 +1,12 @@
 """Region hints: an area ("in Europe" -> "eu", "in de VS" -> "us", "Asya'da" -> "asia") or a
-cloud region name as written ("eu-west", "us-east-1", "westeurope"), and whether a catalog
-region lies in one.
+cloud region name as written ("eu-west", "us-east-1", "westeurope"). Whether a catalog region
+lies in a hint is the catalog's to say (`tools.catalog.regions.region_matches`).
 """
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
-
-from assistant.extract.lexicon import lexicon
-from assistant.extract.text import fold
 
 if TYPE_CHECKING:
     from assistant.extract.patterns import Patterns
@@ -29,30 +26,3 @@ def find_region(p: Patterns, text: str) -> str | None:
     hits = [(m.start(), m.group()) for m in _REGION_NAME.finditer(text)]
     hits += [(m.start(), area) for area, m in p.regions.finditer(text)]
     return max(hits)[1] if hits else None
-
-
-def region_in_area(hint: str, region: str) -> bool:
-    """Whether catalog region `region` lies in `hint`: an area of the lexicon ('eu', 'us',
-    'asia'), or a region name matching itself and its numbered zones ('eu-west' matches
-    'eu-west-1')."""
-    key = fold(hint).strip()
-    name = fold(region).strip()
-    entries = lexicon().region_areas.get(key)
-    if entries is None:
-        return name == key or (name.startswith(key) and _zone_boundary(key[-1], name[len(key)]))
-    parts = [part.strip() for part in name.split(",")]
-    return any(_entry_matches(entry, part) for entry in entries for part in parts)
-
-
-def _zone_boundary(last: str, following: str) -> bool:
-    """Whether `following` starts a zone after a region name ending in `last`: 'eu-west' +
-    '-1' or '1', but not 'us-east-1' + '2' (another region) or 'eu-west' + 'falia'."""
-    return not (following.isalpha() and last.isalpha()) and not (
-        following.isdigit() and last.isdigit()
-    )
-
-
-def _entry_matches(entry: str, part: str) -> bool:
-    if entry.endswith("*"):
-        return part.startswith(entry[:-1])
-    return part == entry

@@ -41,6 +41,8 @@ from functools import cache, lru_cache
 from babel.dates import get_month_names
 from babel.numbers import get_decimal_symbol, get_group_symbol
 
+from tools.languages import LANGUAGES, LOCALES
+
 __all__ = [
     "ANY_KIND",
     "MONEY",
@@ -55,7 +57,6 @@ __all__ = [
     "shown_figures",
 ]
 
-LANG_CODES = ("en", "nl", "fr", "tr", "de", "es")
 SMALL_INT = 10
 _SPACES = " \u00a0\u202f"
 _GROUP_CHARS = ",.'’" + _SPACES
@@ -317,7 +318,6 @@ def _readings(raw: str, marks: tuple[str, str] | None = None) -> list[list[tuple
 def _marks(lang: str | None) -> tuple[str, str] | None:
     """The (decimal, grouping) marks of an answer language as Babel formats numbers (French
     groups with a narrow no-break space, so a lone "." before three digits stays ambiguous)."""
-    from assistant.answers.i18n import LOCALES
 
     if lang not in LOCALES:
         return None
@@ -342,7 +342,7 @@ def _decimal(raw: str, point: int) -> tuple[float, int]:
 def _month_numbers() -> dict[str, int]:
     """Month names and abbreviations of the six languages, lower case without dots -> 1..12."""
     names: dict[str, int] = {}
-    for lang in LANG_CODES:
+    for lang in LANGUAGES:
         for width in ("wide", "abbreviated"):
             for context in ("format", "stand-alone"):
                 months = get_month_names(width, context=context, locale=lang)

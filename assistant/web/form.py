@@ -16,9 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from assistant.agent.jobspec import build_job
 from assistant.agent.state import Currency, JobState, Money, SlotName, SlotUpdate, apply_update
 from tools.catalog.instances import Catalog
+from tools.enums import Method, Precision, SpotPolicy
 from tools.errors import AdvisorError
-from tools.memory.constants import Method, Precision
-from tools.ranking.models import SpotPolicy
 
 TOKENS_UNIT = 1_000_000  # the form counts training tokens in millions
 FORM_FIELDS = ("model", "method", "precision", "seq_len", "micro_batch_size", "num_gpus",

@@ -25,9 +25,9 @@ from assistant.web.views import Table, excluded_table, memory_chart, ranked_tabl
 from tools.architectures.architecture import ModelArch
 from tools.catalog.instances import Catalog, Instance
 from tools.errors import AdvisorError
-from tools.memory.estimator import MemoryEstimate, estimate
+from tools.memory import MemoryEstimate, estimate
+from tools.ranking import rank
 from tools.ranking.models import RankResult
-from tools.ranking.rank import rank
 
 LAUNCH_CHOICES = 10  # ranked options offered for the launch spec
 

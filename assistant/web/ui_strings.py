@@ -11,20 +11,11 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Final
 
 import yaml
 
-UI_LANGS: Final = ("en", "nl", "fr", "tr", "de", "es")
-DEFAULT_LANG: Final = "en"
-LANGUAGE_NAMES: Final = {
-    "en": "English",
-    "nl": "Nederlands",
-    "fr": "Français",
-    "tr": "Türkçe",
-    "de": "Deutsch",
-    "es": "Español",
-}
+from tools.languages import DEFAULT_LANGUAGE, LANGUAGES
+
 _DATA_FILE = "ui_strings.yaml"  # inside the `assistant` package
 
 
@@ -38,12 +29,14 @@ def _table() -> tuple[dict[str, dict[str, str]], dict[str, tuple[str, ...]]]:
     raw = yaml.safe_load(text)
     strings: dict[str, dict[str, str]] = {}
     for key, texts in raw["strings"].items():
-        if not isinstance(texts, dict) or set(texts) != set(UI_LANGS):
-            raise UIStringsError(f"{_DATA_FILE}: {key!r} needs exactly {', '.join(UI_LANGS)}")
+        if not isinstance(texts, dict) or set(texts) != set(LANGUAGES):
+            raise UIStringsError(f"{_DATA_FILE}: {key!r} needs exactly {', '.join(LANGUAGES)}")
         if not all(isinstance(v, str) and v.strip() for v in texts.values()):
             raise UIStringsError(f"{_DATA_FILE}: {key!r} has an empty or non-text entry")
-        strings[str(key)] = {lang: texts[lang] for lang in UI_LANGS}
-    examples = {lang: tuple(raw["examples"][lang]) for lang in UI_LANGS}
+        strings[str(key)] = {lang: texts[lang] for lang in LANGUAGES}
+    examples: dict[str, tuple[str, ...]] = {
+        lang: tuple(raw["examples"][lang]) for lang in LANGUAGES
+    }
     return strings, examples
 
 
@@ -55,19 +48,19 @@ def ui_keys() -> list[str]:
 def ui_text(lang: str, key: str) -> str:
     """The interface string `key` in `lang` (English for a language the table lacks)."""
     texts = _table()[0][key]
-    return texts.get(lang, texts[DEFAULT_LANG])
+    return texts.get(lang, texts[DEFAULT_LANGUAGE])
 
 
 def i18n_tables() -> dict[str, dict[str, str]]:
     """The whole table by language, the shape `gr.I18n(**tables)` takes."""
     strings = _table()[0]
-    return {lang: {key: texts[lang] for key, texts in strings.items()} for lang in UI_LANGS}
+    return {lang: {key: texts[lang] for key, texts in strings.items()} for lang in LANGUAGES}
 
 
 def example_prompts() -> list[tuple[str, str]]:
-    """(language, prompt) for every example prompt, languages in `UI_LANGS` order."""
+    """(language, prompt) for every example prompt, languages in `LANGUAGES` order."""
     examples = _table()[1]
-    return [(lang, prompt) for lang in UI_LANGS for prompt in examples[lang]]
+    return [(lang, prompt) for lang in LANGUAGES for prompt in examples[lang]]
 
 
 def language_from_header(accept_language: str | None) -> str:
@@ -78,9 +71,9 @@ def language_from_header(accept_language: str | None) -> str:
         tag, _, params = part.strip().partition(";")
         code = tag.strip().lower().split("-")[0]
         weight = _q_weight(params)
-        if code in UI_LANGS and weight > 0:
+        if code in LANGUAGES and weight > 0:
             weighted.append((-weight, position, code))
-    return min(weighted)[2] if weighted else DEFAULT_LANG
+    return min(weighted)[2] if weighted else DEFAULT_LANGUAGE
 
 
 def _q_weight(params: str) -> float:

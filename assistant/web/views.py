@@ -19,7 +19,7 @@ from assistant.web.ui_strings import ui_text
 from knowledge.retrieval import Passage
 from tools.catalog.instances import Catalog, Instance
 from tools.gpus import find_gpu
-from tools.memory.estimator import EstimateInput, MemoryEstimate, estimate
+from tools.memory import EstimateInput, MemoryEstimate, estimate
 from tools.ranking.models import Excluded, RankedOption, RankResult
 from tools.units import GIB
 

@@ -25,7 +25,7 @@ from benchmarks.memory_calibration.baselines import accelerate_training_peak, de
 from benchmarks.memory_calibration.build import arch_for
 from benchmarks.memory_calibration.cases import Case
 from benchmarks.memory_calibration.measure import Measurement, PhasePeak
-from tools.memory.estimator import EstimateInput, estimate
+from tools.memory import EstimateInput, estimate
 
 CATEGORIES = ("weights", "gradients", "optimizer", "activations", "overhead")
 TOTAL_BOUND = 0.10  # the bound on the total

@@ -31,8 +31,9 @@ from benchmarks.retrieval.metrics import mean_scores, percentile_ms, query_score
 from knowledge.base import KnowledgeBase
 from knowledge.chunking import DEFAULT_MAX_WORDS
 from knowledge.config import KnowledgeConfig
-from knowledge.documents import LANGUAGES, Entry, load_entries
+from knowledge.documents import Entry, load_entries
 from knowledge.retrieval import FusionParams
+from tools.languages import LANGUAGES
 
 HERE = Path(__file__).resolve().parent
 QUERIES = HERE / "queries.yaml"

@@ -7,7 +7,7 @@ from datetime import date
 from functools import cache
 from typing import Any
 
-from tools.memory.estimator import EstimateInput, MemoryEstimate, estimate
+from tools.memory import EstimateInput, MemoryEstimate, estimate
 from tools.ranking.models import Excluded, ExclusionKind, JobSummary, RankedOption, RankResult
 from tools.units import GIB
 

@@ -1,6 +1,25 @@
 """Cloud GPU instances: the typed catalog, provider billing terms, catalog files and imports.
 
 `instances` defines `Instance` and the immutable `Catalog`, `providers` the billing terms of each
-provider, `files` our own YAML/CSV catalog format (atomic writes), `skypilot_rows` and `skypilot`
-the SkyPilot importer, and `store` the merged catalog a session ranks (built-in + saved imports).
+provider, `regions` which catalog regions lie in an area, `files` our own YAML/CSV catalog format
+(atomic writes) and the built-in catalog, `skypilot_rows` and `skypilot` the SkyPilot importer,
+and `store` the merged catalog a session ranks (built-in + saved imports + extra files).
 """
+
+from tools.catalog.files import builtin_catalog, read_catalog_files
+from tools.catalog.instances import Catalog, Instance
+from tools.catalog.regions import is_area, matching_regions, region_matches
+from tools.catalog.store import import_catalog, load_catalog, save_import
+
+__all__ = [
+    "Catalog",
+    "Instance",
+    "builtin_catalog",
+    "import_catalog",
+    "is_area",
+    "load_catalog",
+    "matching_regions",
+    "read_catalog_files",
+    "region_matches",
+    "save_import",
+]

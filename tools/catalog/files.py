@@ -18,9 +18,8 @@ separated by ';', empty cells = not given.
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from pydantic import ValidationError
 from tools.catalog.instances import Catalog, Instance
 from tools.catalog.providers import provider_terms
 from tools.errors import InvalidInputError
+from tools.files import write_atomic
 
 _BUILTIN_FOLDER = "data/catalog"  # inside the `tools` package
 CATALOG_SUFFIXES = (".yaml", ".yml", ".csv")
@@ -156,16 +156,19 @@ def catalog_to_yaml(catalog: Catalog) -> str:
 
 
 def write_catalog_yaml(catalog: Catalog, path: Path) -> Path:
-    """Write `catalog` to `path` atomically (temp file + os.replace); returns `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(catalog_to_yaml(catalog))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    return path
+    """Write `catalog` to `path` atomically; returns `path`."""
+    return write_atomic(path, catalog_to_yaml(catalog))
+
+
+def read_catalog_files(paths: Sequence[Path | str]) -> Catalog:
+    """Our own YAML/CSV catalog files, merged in order (later files replace same ids)."""
+    catalog = Catalog()
+    for path in paths:
+        catalog = catalog.merged(read_catalog_file(Path(path)))
+    return catalog
+
+
+@cache
+def builtin_catalog() -> Catalog:
+    """The curated catalog shipped in tools/data/catalog/ (read once)."""
+    return read_builtin_catalog()

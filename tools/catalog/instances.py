@@ -4,7 +4,7 @@ An `Instance` is one rentable machine shape at one provider: which GPU, how many
 per hour (USD, whole instance), how it is billed, and where and when that price was read. The
 built-in catalog is curated YAML under `tools/data/catalog/` (one file per provider); imported
 catalogs (SkyPilot CSVs, our own CSV/YAML) are merged over it, later rows replacing earlier rows
-with the same id. Reading and writing files lives in `tools/catalog/files.py`.
+with the same id. Reading and writing files lives in `tools.catalog.files`.
 """
 
 from __future__ import annotations
@@ -12,18 +12,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
-from functools import cache
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tools.enums import Billing, Interconnect, Network
 from tools.errors import InvalidInputError, UnknownNameError
 from tools.gpus import GPUSpec, find_gpu, lookup_gpu, matching_gpu_ids
-
-Interconnect = Literal["nvswitch", "nvlink", "pcie"]
-Network = Literal["infiniband", "roce", "ethernet"]
-Billing = Literal["second", "minute", "hour"]
 
 DEFAULT_STALE_PRICE_DAYS = 120  # mirrors Settings.stale_price_days; tools/ must not import it
 
@@ -166,21 +161,6 @@ class Catalog:
     def __repr__(self) -> str:
         return f"Catalog({len(self._items)} instances, {len(self.providers())} providers)"
 
-    @classmethod
-    def builtin(cls) -> Catalog:
-        """The curated catalog shipped in tools/data/catalog/."""
-        return _builtin_catalog()
-
-    @classmethod
-    def from_files(cls, paths: Sequence[Path | str]) -> Catalog:
-        """Our own YAML/CSV catalog files, merged in order (later files replace same ids)."""
-        from tools.catalog.files import read_catalog_file
-
-        catalog = cls()
-        for path in paths:
-            catalog = catalog.merged(read_catalog_file(Path(path)))
-        return catalog
-
     def merged(self, other: Catalog) -> Catalog:
         """This catalog with `other`'s rows added; rows of `other` replace rows with the same id."""
         replaced = {item.id: item for item in other}
@@ -275,10 +255,3 @@ def _check_bounds(
         raise InvalidInputError("max_price", max_price, "a USD/h amount > 0")
     if min_vram is not None and min_vram <= 0:
         raise InvalidInputError("min_vram_gib", min_vram, "GiB > 0")
-
-
-@cache
-def _builtin_catalog() -> Catalog:
-    from tools.catalog.files import read_builtin_catalog
-
-    return read_builtin_catalog()

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.catalog.instances import Billing
+from tools.enums import Billing
 
 _DATA_FILE = "data/providers.yaml"  # inside the `tools` package
 

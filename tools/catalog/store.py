@@ -17,8 +17,10 @@ from typing import Literal
 
 from tools.catalog.files import (
     CatalogFileError,
+    builtin_catalog,
     parse_csv_text,
     parse_yaml_text,
+    read_catalog_files,
     write_catalog_yaml,
 )
 from tools.catalog.instances import Catalog
@@ -98,6 +100,6 @@ def saved_imports(data_dir: Path) -> list[Path]:
 
 def load_catalog(data_dir: Path | None = None, extra_paths: Sequence[Path] = ()) -> Catalog:
     """Built-in catalog, then saved imports, then `extra_paths`; later rows replace same ids."""
-    catalog = Catalog.builtin()
+    catalog = builtin_catalog()
     paths = [*(saved_imports(data_dir) if data_dir is not None else []), *extra_paths]
-    return catalog.merged(Catalog.from_files(paths)) if paths else catalog
+    return catalog.merged(read_catalog_files(paths)) if paths else catalog

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from math import ceil
-from typing import TYPE_CHECKING
 
 from tools.memory import constants as c
 from tools.memory.activations import ActivationConfig, Activations
+from tools.memory.inputs import EstimateInput
 from tools.memory.inventory import PhysicalLinear
 from tools.memory.model_states import ModelStates, StatesConfig
 from tools.memory.peak import StepInputs
 from tools.memory.results import ActivationsDetail, BytesPerParam, LayerActivations
-
-if TYPE_CHECKING:
-    from tools.memory.estimator import EstimateInput
 
 
 def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> StatesConfig:

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from tools.memory import constants as c
 from tools.memory.activations import LOGIT_PEAK_BYTES
+from tools.memory.calibration import CalibrationBand
 from tools.memory.dtypes import saved_dtypes
-from tools.memory.inventory import total_params
+from tools.memory.inputs import EstimateInput
+from tools.memory.inventory import PhysicalLinear, total_params
 from tools.memory.model_states import ModelStates, adapter_bytes
 from tools.units import GB, format_gib
-
-if TYPE_CHECKING:
-    from tools.memory.calibration import CalibrationBand
-    from tools.memory.estimator import EstimateInput
-    from tools.memory.inventory import PhysicalLinear
 
 
 def _size(n_bytes: int) -> str:

@@ -6,15 +6,7 @@ modelling choices built on them are stated in `tools.memory.estimator` assumptio
 
 from __future__ import annotations
 
-from typing import Literal
-
 from tools.units import GIB
-
-Precision = Literal["fp32", "bf16-mixed", "fp16-mixed", "bf16"]
-Optimizer = Literal[
-    "adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum", "lion"
-]
-Method = Literal["pretrain", "full", "lora", "qlora"]
 
 FP32 = 4
 BF16 = 2  # also fp16
@@ -42,14 +34,6 @@ BNB_MIN_8BIT_SIZE = 4096
 NF4_BLOCK = 64
 NF4_SECOND_LEVEL_BLOCKS = 256
 
-# Overhead defaults. A CUDA context plus PyTorch's kernels and cuBLAS workspaces: a bare
-# `torch.randn(1).cuda()` already shows 723 MiB in nvidia-smi
-# (https://discuss.pytorch.org/t/what-is-the-reason-for-pytorchs-gpu-memory-floor/73021);
-# gpu_poor assumes 650 MB. 1 GiB leaves room for the workspaces loaded once training starts.
-DEFAULT_CUDA_CONTEXT_BYTES = GIB
-# PyTorch's caching allocator reserves more than it hands out (block rounding and fragmentation);
-# 10 % of the allocated bytes is a conservative margin, overridable per call.
-DEFAULT_FRAGMENTATION = 0.10
 
 # Limits on inputs: beyond these the question is almost certainly a typo.
 MAX_SEQ_LEN = 10_000_000

@@ -15,6 +15,7 @@ from math import ceil
 from typing import cast
 
 from tools.architectures.architecture import ModelArch
+from tools.enums import ResolvedOptimizerImpl
 from tools.memory import constants as c
 from tools.memory.inventory import (
     ParamTensor,
@@ -26,7 +27,7 @@ from tools.memory.inventory import (
     param_tensors,
     total_params,
 )
-from tools.memory.optimizer_step import OptimizerImpl, optimizer_temporaries
+from tools.memory.optimizer_step import optimizer_temporaries
 
 _TP_SPLIT_KINDS = frozenset({"linear", "bias", "embedding"})
 
@@ -187,7 +188,7 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
     comm = gradients if (cfg.zero_stage == 0 and cfg.data_parallel > 1) else 0
     step_ranks = cfg.data_parallel if cfg.zero_stage >= 1 else 1
     temporaries = 0 if cfg.offload_optimizer else optimizer_temporaries(
-        cfg.optimizer, cast(OptimizerImpl, cfg.optimizer_impl), shards, state, param_bytes,
+        cfg.optimizer, cast(ResolvedOptimizerImpl, cfg.optimizer_impl), shards, state, param_bytes,
         step_ranks,
     )  # fmt: skip
     return ModelStates(

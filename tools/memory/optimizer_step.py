@@ -20,17 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from math import ceil
-from typing import Literal
 
+from tools.enums import ResolvedOptimizerImpl
 from tools.memory import constants as c
 from tools.memory.inventory import ParamTensor
-
-OptimizerImpl = Literal["foreach", "for-loop", "fused"]
 
 
 def optimizer_temporaries(
     optimizer: str,
-    impl: OptimizerImpl,
+    impl: ResolvedOptimizerImpl,
     shards: Iterable[tuple[ParamTensor, int]],
     state_bytes: int,
     param_bytes: int,

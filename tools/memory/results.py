@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
-from tools.memory.optimizer_step import OptimizerImpl
+from tools.enums import ResolvedEngine, ResolvedOptimizerImpl
 
 
 class MemoryBreakdown(BaseModel):
@@ -114,11 +112,11 @@ class MemoryEstimate(BaseModel):
         "(tools/data/memory_calibration.json), e.g. 0.06 for ±6%",
     )
     assumptions: list[str]
-    engine: Literal["pytorch", "deepspeed"] = Field(
+    engine: ResolvedEngine = Field(
         description="the engine the bytes are counted for, `auto` resolved: deepspeed under "
         "ZeRO stage >= 1 or offload, else pytorch"
     )
-    optimizer_impl: OptimizerImpl = Field(
+    optimizer_impl: ResolvedOptimizerImpl = Field(
         description="how the optimizer step runs, `auto` resolved: fused under deepspeed, else "
         "foreach on CUDA and for-loop on the CPU"
     )

@@ -5,3 +5,27 @@ computes once, `plans` the parallel plan search per machine shape, `screen` the 
 checks, `throughput` hours from FLOPs and utilisation, `costs` billing rounding and the spot
 interruption model, and `text` the one-line reasons.
 """
+
+from tools.ranking.models import (
+    Constraints,
+    Excluded,
+    JobSummary,
+    RankedOption,
+    RankingAssumptions,
+    RankRequest,
+    RankResult,
+    Workload,
+)
+from tools.ranking.rank import rank
+
+__all__ = [
+    "Constraints",
+    "Excluded",
+    "JobSummary",
+    "RankRequest",
+    "RankResult",
+    "RankedOption",
+    "RankingAssumptions",
+    "Workload",
+    "rank",
+]

@@ -21,13 +21,11 @@ Spot model (a first-order model, stated so it can be argued with):
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.enums import Billing
 from tools.errors import InvalidInputError
-
-Billing = Literal["second", "minute", "hour"]
 
 SECONDS_PER_HOUR = 3600.0
 BILLING_UNIT_SECONDS: dict[str, float] = {"second": 1.0, "minute": 60.0, "hour": 3600.0}

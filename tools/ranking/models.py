@@ -10,18 +10,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tools.memory.estimator import EstimateInput
+from tools.enums import Interconnect, Objective, Pricing, SpotPolicy
+from tools.job import DEFAULTS, JobSpec
+from tools.job.spec import MAX_NODES
+from tools.memory import EstimateInput
 from tools.ranking.costs import SpotAssumptions
 from tools.ranking.plans import PlanName
 from tools.ranking.throughput import ThroughputAssumptions
 
-Objective = Literal["cost", "time", "price"]
-SpotPolicy = Literal["never", "allowed", "required"]
-Pricing = Literal["on-demand", "spot"]
-Interconnect = Literal["nvswitch", "nvlink", "pcie"]
 ExclusionKind = Literal[
     "provider",
     "region",
+    "gpu",
+    "vram",
     "gpu_count",
     "interconnect",
     "spot",
@@ -33,7 +34,12 @@ ExclusionKind = Literal[
 ]
 
 DEFAULT_MEMORY_MARGIN = 0.10
-DEFAULT_MAX_NODES = 8
+DEFAULT_MAX_NODES: int = DEFAULTS["max_nodes"].value
+
+
+def _about(name: str) -> str | None:
+    """What job field `name` means (its description in `tools.job.JobSpec`)."""
+    return JobSpec.model_fields[name].description
 
 
 class Workload(BaseModel):
@@ -41,12 +47,12 @@ class Workload(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tokens: float | None = Field(default=None, gt=0, description="training tokens per epoch")
-    samples: int | None = Field(default=None, gt=0, description="training samples per epoch")
+    tokens: float | None = Field(default=None, gt=0, description=_about("tokens"))
+    samples: int | None = Field(default=None, gt=0, description=_about("samples"))
     seq_len: int | None = Field(
         default=None, gt=0, description="tokens per sample; default: the job's seq_len"
     )
-    epochs: float = Field(default=1.0, gt=0, description="passes over the data")
+    epochs: float = Field(default=DEFAULTS["epochs"].value, gt=0, description=_about("epochs"))
 
     @model_validator(mode="after")
     def _one_size(self) -> Workload:
@@ -63,7 +69,7 @@ class Workload(BaseModel):
 
 
 class Constraints(BaseModel):
-    """Hard limits; an instance breaking one is listed in `excluded` with the reason."""
+    """Hard limits, in USD; an instance breaking one is listed in `excluded` with the reason."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -71,21 +77,17 @@ class Constraints(BaseModel):
         default=None, gt=0, description="USD per hour for the whole cluster (all nodes)"
     )
     budget: float | None = Field(default=None, gt=0, description="USD for the whole run")
-    deadline_hours: float | None = Field(default=None, gt=0, description="hours to finish")
-    providers: list[str] | None = Field(default=None, description="only these providers")
-    regions: list[str] | None = Field(default=None, description="only instances in these regions")
-    spot: SpotPolicy = Field(
-        default="never",
-        description="'never': on-demand prices only; 'allowed': spot when it ranks better;"
-        " 'required': spot only",
-    )
-    min_gpus: int | None = Field(default=None, ge=1, description="at least this many GPUs in all")
-    max_gpus: int | None = Field(default=None, ge=1, description="at most this many GPUs in all")
-    interconnect: Interconnect | None = Field(
-        default=None, description="required GPU-to-GPU link; 'nvlink' also accepts NVSwitch"
-    )
+    deadline_hours: float | None = Field(default=None, gt=0, description=_about("deadline_hours"))
+    providers: list[str] | None = Field(default=None, description=_about("providers"))
+    regions: list[str] | None = Field(default=None, description=_about("regions"))
+    gpus: list[str] | None = Field(default=None, description=_about("gpus"))
+    max_vram_gib: float | None = Field(default=None, gt=0, description=_about("max_vram_gib"))
+    spot: SpotPolicy = Field(default=DEFAULTS["spot"].value, description=_about("spot"))
+    min_gpus: int | None = Field(default=None, ge=1, description=_about("min_gpus"))
+    max_gpus: int | None = Field(default=None, ge=1, description=_about("max_gpus"))
+    interconnect: Interconnect | None = Field(default=None, description=_about("interconnect"))
     max_nodes: int = Field(
-        default=DEFAULT_MAX_NODES, ge=1, le=64, description="largest multi-node cluster considered"
+        default=DEFAULT_MAX_NODES, ge=1, le=MAX_NODES, description=_about("max_nodes")
     )
 
     @model_validator(mode="after")
@@ -130,7 +132,7 @@ class RankRequest(BaseModel):
     workload: Workload
     constraints: Constraints = Field(default_factory=Constraints)
     objective: Objective = Field(
-        default="cost",
+        default=DEFAULTS["objective"].value,
         description="'cost': cheapest total; 'time': fastest; 'price': cheapest per hour",
     )
     assumptions: RankingAssumptions = Field(default_factory=RankingAssumptions)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from tools.memory.estimator import EstimateInput, MemoryEstimate
+from tools.memory import EstimateInput, MemoryEstimate
 
 PlanName = Literal["single", "single_offload", "ddp", "zero2", "zero3", "zero3_offload"]
 

@@ -6,9 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tools.catalog.instances import Instance
-from tools.memory.estimator import EstimateInput, MemoryEstimate
-from tools.ranking.costs import SECONDS_PER_HOUR, Billing, SpotRun, billed_seconds
-from tools.ranking.models import ExclusionKind, JobSummary, Pricing, RankRequest
+from tools.enums import Billing, Pricing
+from tools.memory import EstimateInput, MemoryEstimate
+from tools.ranking.costs import SECONDS_PER_HOUR, SpotRun, billed_seconds
+from tools.ranking.models import ExclusionKind, JobSummary, RankRequest
 from tools.ranking.plans import EstimateFn, PlanFit, PlanName, PlanSearch, plan_engine
 from tools.ranking.throughput import training_flops
 

@@ -21,18 +21,14 @@ from operator import attrgetter
 
 from tools.catalog.instances import Instance
 from tools.gpus import lookup_gpu
-from tools.memory.estimator import estimate
+from tools.memory import estimate
 from tools.ranking.costs import SECONDS_PER_HOUR, SpotImpracticalError, SpotRun, expected_spot_run
 from tools.ranking.models import (
-    Constraints,
     Excluded,
-    JobSummary,
     Pricing,
     RankedOption,
-    RankingAssumptions,
     RankRequest,
     RankResult,
-    Workload,
 )
 from tools.ranking.plans import EstimateFn, NoFit, PlanFit, is_offload, is_sharded
 from tools.ranking.prepare import (
@@ -54,17 +50,7 @@ from tools.ranking.throughput import (
 )
 from tools.units import GIB
 
-__all__ = [
-    "Constraints",
-    "Excluded",
-    "JobSummary",
-    "RankRequest",
-    "RankResult",
-    "RankedOption",
-    "RankingAssumptions",
-    "Workload",
-    "rank",
-]
+__all__ = ["rank"]
 
 
 # The fields that decide plan, speed and spot course (the machine shape), and the price terms;

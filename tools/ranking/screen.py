@@ -1,7 +1,8 @@
-"""Hard constraints checked before any estimate: who sells it, where, how many GPUs, which links.
+"""Hard constraints checked before any estimate: who sells it, where, which GPU, how many, links.
 
 Checks split by what they depend on, so the shape-level ones run once per machine shape:
-- per instance: provider, region (before anything else), spot offer and price cap;
+- per instance: provider, region (an area such as 'eu' or a region name; see
+  `tools.catalog.regions`), GPU model and memory per GPU, spot offer and price cap;
 - per shape: GPU count bounds (node counts), required interconnect, the PCIe full-fine-tune rule.
 """
 
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tools.catalog.instances import Instance
+from tools.catalog.regions import region_matches
 from tools.errors import UnknownNameError
+from tools.gpus import matching_gpu_ids
 from tools.ranking.models import Constraints, RankRequest
 from tools.ranking.prepare import Reject
 from tools.ranking.text import usd
@@ -31,8 +35,11 @@ class Screen:
     """The request's instance-level constraints, prepared once per ranking."""
 
     providers: frozenset[str] | None
-    regions: frozenset[str] | None
+    regions: tuple[str, ...] | None
     region_text: str
+    gpus: frozenset[str] | None
+    gpu_text: str
+    max_vram_gib: float | None
     spot_required: bool
     spot_allowed: bool
     max_price: float | None
@@ -41,27 +48,43 @@ class Screen:
     @classmethod
     def build(cls, cons: Constraints, items: list[Instance]) -> Screen:
         providers = _provider_set(cons, items)
+        gpus = frozenset().union(*(matching_gpu_ids(g) for g in cons.gpus)) if cons.gpus else None
         return cls(
             providers=providers,
-            regions=frozenset(r.strip().lower() for r in cons.regions) if cons.regions else None,
+            regions=tuple(r.strip() for r in cons.regions) if cons.regions else None,
             region_text=", ".join(cons.regions or []),
+            gpus=gpus,
+            gpu_text=", ".join(cons.gpus or []),
+            max_vram_gib=cons.max_vram_gib,
             spot_required=cons.spot == "required",
             spot_allowed=cons.spot != "never",
             max_price=cons.max_price_per_hour,
             active=bool(
                 providers is not None
                 or cons.regions is not None
+                or gpus is not None
+                or cons.max_vram_gib is not None
                 or cons.spot == "required"
                 or cons.max_price_per_hour is not None
             ),
         )
 
     def where(self, inst: Instance) -> Reject | None:
-        """Provider and region."""
+        """Provider, region, GPU model and memory per GPU."""
         if self.providers is not None and inst.provider not in self.providers:
             return Reject("provider", f"provider {inst.provider} not requested")
-        if self.regions is not None and not any(r.lower() in self.regions for r in inst.regions):
+        if self.regions is not None and not any(
+            _in_region(hint, region) for hint in self.regions for region in inst.regions
+        ):
             return Reject("region", f"not offered in {self.region_text}")
+        if self.gpus is not None and inst.gpu not in self.gpus:
+            return Reject("gpu", f"{inst.gpu} is not among the GPUs asked for ({self.gpu_text})")
+        if self.max_vram_gib is not None and inst.vram_per_gpu_gib > self.max_vram_gib:
+            return Reject(
+                "vram",
+                f"{inst.vram_per_gpu_gib:g} GiB per GPU is over the {self.max_vram_gib:g} GiB"
+                " asked for",
+            )
         return None
 
     def offer(self, inst: Instance) -> Reject | None:
@@ -100,6 +123,12 @@ def shape_problem(inst: Instance, nodes: range, request: RankRequest) -> Reject 
     ):
         return Reject("interconnect", "multi-GPU full fine-tune needs NVLink; this node is PCIe")
     return None
+
+
+@lru_cache(maxsize=4096)
+def _in_region(hint: str, region: str) -> bool:
+    """`region_matches`, remembered: a catalog repeats a few region names over many rows."""
+    return region_matches(hint, region)
 
 
 def over_price(price: float, cap: float) -> str:

@@ -19,16 +19,11 @@ single-node figure and multiplies in stated penalties; every number is a field o
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.enums import Interconnect, Method, Network
 from tools.errors import InvalidInputError
 from tools.gpus import GPUSpec
-
-Method = Literal["pretrain", "full", "lora", "qlora"]
-Interconnect = Literal["nvswitch", "nvlink", "pcie"]
-Network = Literal["infiniband", "roce", "ethernet"]
 
 SECONDS_PER_HOUR = 3600.0
 FULL_FLOPS_PER_PARAM_TOKEN = 6.0  # forward 2 + backward 4 (Kaplan et al. 2020, "Scaling Laws", 2.1)

@@ -14,8 +14,9 @@ from assistant.answers.compose import compose_too_long
 from assistant.answers.i18n import message as i18n_message
 from assistant.settings import Settings
 from knowledge.retrieval import Passage
+from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog
-from tools.memory.estimator import MemoryEstimate
+from tools.memory import MemoryEstimate
 from tools.ranking.models import RankResult
 
 JOB_EN = "I want to fine-tune Llama 3.1 8B with QLoRA on 200M tokens"
@@ -23,7 +24,7 @@ JOB_EN = "I want to fine-tune Llama 3.1 8B with QLoRA on 200M tokens"
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    return Catalog.builtin()
+    return builtin_catalog()
 
 
 @pytest.fixture

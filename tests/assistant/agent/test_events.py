@@ -17,13 +17,13 @@ from assistant.agent.events import (
     events_to_chat_messages,
     summarize_result,
 )
-from assistant.agent.toolbox import InstanceList, KnowledgeResult
+from assistant.agent.tool_results import InstanceList, KnowledgeResult
 from knowledge.retrieval import Passage
-from tools.catalog.instances import Catalog
+from tools.catalog import builtin_catalog
 from tools.gpus import lookup_gpu
-from tools.memory.estimator import EstimateInput, MemoryEstimate, estimate
+from tools.memory import EstimateInput, MemoryEstimate, estimate
+from tools.ranking import rank
 from tools.ranking.models import RankRequest, RankResult, Workload
-from tools.ranking.rank import rank
 from tools.units import to_gib
 
 ARGS = {"model": "llama 3.1 8b", "method": "qlora"}
@@ -37,7 +37,7 @@ def memory() -> MemoryEstimate:
 @pytest.fixture(scope="module")
 def ranking() -> RankResult:
     job = EstimateInput(model="llama 3.1 8b", method="qlora")
-    return rank(RankRequest(job=job, workload=Workload(tokens=1e8)), Catalog.builtin())
+    return rank(RankRequest(job=job, workload=Workload(tokens=1e8)), builtin_catalog())
 
 
 PASSAGE = Passage(

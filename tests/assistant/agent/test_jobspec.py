@@ -19,7 +19,7 @@ from assistant.agent.jobspec import (
 from assistant.agent.state import JobState, Money
 from assistant.extract import apply_update, extract_slots
 from tools.catalog.instances import Catalog, Instance
-from tools.ranking.rank import rank
+from tools.ranking import rank
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B"
 

@@ -22,6 +22,7 @@ from assistant.agent.policy import (
 from assistant.agent.state import JobState
 from assistant.agent.toolbox import ToolResources, build_tools
 from assistant.answers.i18n import message as i18n_message
+from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog
 
 # What the user said, then the plan's stated defaults for the rest
@@ -40,7 +41,7 @@ QLORA_8B = {
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    return Catalog.builtin()
+    return builtin_catalog()
 
 
 def ctx_for(text: str, lang: str, catalog: Catalog, prior: JobState | None = None) -> TurnContext:

@@ -20,7 +20,7 @@ from assistant.agent.jobspec import DEFAULTS, QLORA_OPTIMIZER
 from assistant.agent.policy import CAVEAT_QUERIES
 from assistant.answers.i18n import message as i18n_message
 from assistant.settings import Settings
-from tools.catalog.instances import Catalog
+from tools.catalog import builtin_catalog
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B"
 A100S = ["A100-40GB-SXM", "A100-80GB-SXM", "A100-40GB-PCIe", "A100-80GB-PCIe"]
@@ -161,7 +161,7 @@ SCENARIOS = [
 @pytest.fixture(scope="module")
 def assistant(tmp_path_factory: pytest.TempPathFactory, knowledge_base: Any) -> Assistant:
     data: Path = tmp_path_factory.mktemp("scenarios")
-    return Assistant(Settings(data_dir=data), knowledge=knowledge_base, catalog=Catalog.builtin())
+    return Assistant(Settings(data_dir=data), knowledge=knowledge_base, catalog=builtin_catalog())
 
 
 @pytest.mark.parametrize(("lang", "steps"), SCENARIOS)

@@ -24,12 +24,13 @@ from assistant.agent.toolbox import (
     build_tools,
 )
 from knowledge.retrieval import Passage
+from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog
 from tools.errors import UnknownNameError
 from tools.gpus import GPUSpec, matching_gpu_ids
-from tools.memory.estimator import EstimateInput, estimate
+from tools.memory import EstimateInput, estimate
+from tools.ranking import rank
 from tools.ranking.models import Constraints, RankRequest, RankResult, Workload
-from tools.ranking.rank import rank
 from tools.units import to_gib
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools.json"
@@ -62,7 +63,7 @@ PASSAGES = [
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    return Catalog.builtin()
+    return builtin_catalog()
 
 
 @pytest.fixture

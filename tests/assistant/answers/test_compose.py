@@ -23,13 +23,13 @@ from assistant.answers.compose import (
     compose_too_long,
     compose_tool_error,
 )
-from assistant.answers.i18n import LANGS
 from assistant.answers.parts import Answer, figures_in
 from assistant.grounding.check import GroundingSources, check_grounding
 from knowledge.retrieval import Passage
 from tests.assistant.artifacts import make_estimate, make_excluded, make_option, make_ranking
 from tools.errors import InvalidInputError, UnknownNameError
-from tools.memory.estimator import EstimateInput, MemoryEstimate
+from tools.languages import LANGUAGES
+from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.models import ExclusionKind, RankResult
 from tools.units import GIB
 
@@ -279,7 +279,7 @@ def test_guidance_without_passages_says_so() -> None:
 # ------------------------------------------------------------------------------ every language
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_composer_renders_in_every_language(lang: str) -> None:
     texts = [_job_answer(lang, name).text for name in SCENARIOS]
     texts.append(compose_guidance_answer(lang, PASSAGES_A).text)
@@ -299,7 +299,7 @@ def test_every_composer_renders_in_every_language(lang: str) -> None:
         assert "{" not in text and "}" not in text, f"{lang}: unfilled placeholder in {text!r}"
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_job_answers_never_show_the_tools_english_lines(lang: str, scenario: str) -> None:
     _, plan, _, ranking, _ = SCENARIOS[scenario]
@@ -310,7 +310,7 @@ def test_job_answers_never_show_the_tools_english_lines(lang: str, scenario: str
         assert line not in text, f"{lang}: tool text {line!r} in the answer"
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_job_answers_are_grounded_in_their_own_inputs(lang: str, scenario: str) -> None:
     state, plan, estimate, ranking, passages = SCENARIOS[scenario]
@@ -407,7 +407,7 @@ def test_notices(notice: Notice, expected: str) -> None:
 
 
 def test_clarification_asks_one_question() -> None:
-    for lang in LANGS:
+    for lang in LANGUAGES:
         text = compose_clarification(lang, "model").text
         assert text.count("?") == 1, f"{lang}: one question: {text!r}"
     assert compose_clarification("de", "seq_len").text == (
@@ -454,7 +454,7 @@ def test_apology_too_long_and_notices() -> None:
         "Ihre Nachricht ist zu lang für mich: Bitte bleiben Sie unter 4.000 Zeichen."
     ), "limit in locale figures"
     assert compose_too_long("fr", 4000).numbers_shown == [4000.0], "the limit is a shown figure"
-    for lang in LANGS:
+    for lang in LANGUAGES:
         for line in (compose_fallback_notice(lang), compose_grounding_notice(lang)):
             assert "\n" not in line and line.startswith("_"), f"{lang}: one italic line"
 
@@ -538,7 +538,7 @@ def job_artifacts(draw: st.DrawFn) -> tuple[JobState, JobPlan, MemoryEstimate, R
 
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None)
-@given(job_artifacts(), st.sampled_from(LANGS))
+@given(job_artifacts(), st.sampled_from(LANGUAGES))
 def test_compose_output_is_always_grounded_in_its_inputs(
     artifacts: tuple[JobState, JobPlan, MemoryEstimate, RankResult], lang: str
 ) -> None:

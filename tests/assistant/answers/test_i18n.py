@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from assistant.answers import i18n
 from assistant.answers.i18n import (
-    LANGS,
+    LANGUAGES,
     NBSP,
     catalog,
     format_count,
@@ -42,14 +42,14 @@ def _templates(value: i18n.Message) -> list[str]:
 # ------------------------------------------------------------------------------ catalogs
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_language_has_exactly_the_english_keys(lang: str) -> None:
     english, other = set(catalog("en")), set(catalog(lang))
     assert other - english == set(), f"{lang} has keys English lacks"
     assert english - other == set(), f"{lang} lacks keys"
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_placeholders_match_english_for_every_key(lang: str) -> None:
     for key, value in catalog("en").items():
         theirs = catalog(lang)[key]
@@ -62,7 +62,7 @@ def test_placeholders_match_english_for_every_key(lang: str) -> None:
         assert wanted - {"count"} <= found, f"{lang}:{key} drops {wanted - found}"
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_templates_use_named_placeholders_without_format_specs(lang: str) -> None:
     for key, value in catalog(lang).items():
         for template in _templates(value):
@@ -73,7 +73,7 @@ def test_templates_use_named_placeholders_without_format_specs(lang: str) -> Non
                 assert not spec and not conversion, f"{lang}:{key}: format in template"
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_plural_messages_use_the_locales_categories(lang: str) -> None:
     allowed = Locale.parse(i18n.LOCALES[lang]).plural_form.tags | {"other"}
     for key, value in catalog(lang).items():
@@ -163,7 +163,7 @@ MONEY = {
 }
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_format_money_keeps_the_currency_and_the_locale_style(lang: str) -> None:
     usd, eur, try_ = MONEY[lang]
     assert format_money(1234.56, "USD", lang) == usd, f"{lang} USD, whole units from 100"
@@ -254,7 +254,7 @@ def test_format_count_number_date_and_list() -> None:
     assert format_list([], "nl") == "", "empty list"
 
 
-@given(st.floats(min_value=0, max_value=1e7, allow_nan=False), st.sampled_from(LANGS))
+@given(st.floats(min_value=0, max_value=1e7, allow_nan=False), st.sampled_from(LANGUAGES))
 def test_formatters_never_fail_on_plain_values(value: float, lang: str) -> None:
     for text in (
         format_money(value, "USD", lang),

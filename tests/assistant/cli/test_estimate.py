@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from assistant.cli import main
+from tests.fakes.jobs import bare_input
 from tools.architectures.registry import lookup_model
-from tools.memory.estimator import EstimateInput, estimate
+from tools.memory import EstimateInput, estimate
 
 LLAMA_CONFIG = {  # meta-llama/Llama-3.1-8B config.json, the keys the reader uses
     "model_type": "llama",
@@ -28,8 +29,14 @@ LLAMA_CONFIG = {  # meta-llama/Llama-3.1-8B config.json, the keys the reader use
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    """The estimate's JSON, without the defaults it lists under "assumed"."""
     assert main(["estimate", *argv, "--json"]) == 0, f"estimate {argv} should succeed"
-    return json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)
+    assert isinstance(out.pop("assumed"), list), "the defaults used are listed"
+    return out
+
+
+BARE_FLAGS = ("--method", "full", "--checkpointing", "none")  # tests.fakes.jobs.BARE
 
 
 def test_json_keys_and_integer_bytes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,9 +59,10 @@ def test_json_keys_and_integer_bytes(capsys: pytest.CaptureFixture[str]) -> None
     assert [m["name"] for m in out["moments"]] == [
         "forward",
         "loss backward",
+        "recompute",
         "embedding backward",
         "optimizer step",
-    ], "LoRA without recomputation: no lm_head gradient, no recompute moment"
+    ], "LoRA with full recomputation (the default): no lm_head gradient, a recompute moment"
     assert out["uncertainty"] == direct.uncertainty, "the calibration band"
     # auto resolves to plain PyTorch without ZeRO, and PyTorch's CUDA default step is foreach
     assert (out["engine"], out["optimizer_impl"]) == ("pytorch", "foreach"), "resolved setup"
@@ -135,23 +143,25 @@ def test_engine_flag_sets_the_bytes_per_parameter(capsys: pytest.CaptureFixture[
     # Full bf16-mixed AdamW on one GPU: PyTorch autocast keeps fp32 weights and gradients and
     # two fp32 moments (4 + 4 + 8 B); DeepSpeed a 16-bit model and gradients, and the fp32 master
     # with the moments in the optimizer (2 + 2 + 12 B), stepping fused by default.
-    auto = run_json(capsys, "--model", "llama 3.1 8b")
-    deepspeed = run_json(capsys, "--model", "llama 3.1 8b", "--engine", "deepspeed")
+    auto = run_json(capsys, "--model", "llama 3.1 8b", *BARE_FLAGS)
+    deepspeed = run_json(capsys, "--model", "llama 3.1 8b", *BARE_FLAGS, "--engine", "deepspeed")
     assert auto["bytes_per_param"] == {"weights": 4.0, "gradients": 4.0, "optimizer": 8.0}, "auto"
     assert deepspeed["bytes_per_param"] == {"weights": 2.0, "gradients": 2.0, "optimizer": 12.0}
     assert (deepspeed["engine"], deepspeed["optimizer_impl"]) == ("deepspeed", "fused"), "setup"
-    fused = run_json(capsys, "--model", "llama 3.1 8b", "--optimizer-impl", "fused")
+    fused = run_json(capsys, "--model", "llama 3.1 8b", *BARE_FLAGS, "--optimizer-impl", "fused")
     # foreach builds sqrt(v) for every parameter at the step: one 4-byte state more, 4 N bytes
     steps = {m["name"]: m["total"] for m in auto["moments"]}
     fused_steps = {m["name"]: m["total"] for m in fused["moments"]}
     assert steps["optimizer step"] - fused_steps["optimizer step"] == 4 * 8_030_261_248, "4 N"
-    accumulating = run_json(capsys, "--model", "llama 3.1 8b", "--grad-accum", "4")
+    accumulating = run_json(capsys, "--model", "llama 3.1 8b", *BARE_FLAGS, "--grad-accum", "4")
     forward = {m["name"]: m for m in accumulating["moments"]}["forward"]
     assert forward["gradients"] == 4 * 8_030_261_248, "accumulated fp32 gradients stay resident"
 
 
 def test_offload_reports_cpu_ram(capsys: pytest.CaptureFixture[str]) -> None:
-    out = run_json(capsys, "--params", "7e9", "--zero", "2", "--gpus", "4", "--offload-optimizer")
+    out = run_json(
+        capsys, "--params", "7e9", *BARE_FLAGS, "--zero", "2", "--gpus", "4", "--offload-optimizer"
+    )
     assert out["per_gpu"]["optimizer"] == 0, "optimizer state moved to the CPU"
     assert out["cpu_offload_bytes"] == 16 * out["total_params"] // 4, "master+Adam+fp32 grads"
 
@@ -185,9 +195,9 @@ def test_table_shows_the_peak_moment_band_and_own_activations(
 ) -> None:
     # Full fine-tuning of Llama 3.1 8B on one GPU peaks at the optimizer step, where no
     # activation is live: the table still shows their size, apart from the total.
-    assert main(["estimate", "--model", "llama 3.1 8b"]) == 0
+    assert main(["estimate", "--model", "llama 3.1 8b", *BARE_FLAGS]) == 0
     lines = capsys.readouterr().out.splitlines()
-    result = estimate(EstimateInput(model=lookup_model("llama 3.1 8b")))
+    result = estimate(bare_input(model=lookup_model("llama 3.1 8b")))
     assert result.peak_moment == "optimizer step" and result.per_gpu.activations == 0, "setup"
     assert (
         f"Peak per GPU: {result.total_with_band()} at the optimizer step, the largest of the"
@@ -201,10 +211,26 @@ def test_table_shows_the_peak_moment_band_and_own_activations(
     assert f"  optimizer step       {peak.total / 2**30:>8.2f}  <- peak" in lines, "peak marked"
     assert sum("<- peak" in line for line in lines) == 1, "one peak"
     # LoRA peaks inside the backward pass with its activations live: no separate row
-    assert main(["estimate", "--model", "llama 3.1 8b", "--method", "lora"]) == 0
+    lora = ["estimate", "--model", "llama 3.1 8b", "--method", "lora", "--checkpointing", "none"]
+    assert main(lora) == 0
     text = capsys.readouterr().out
     assert "activations*" not in text, "the peak already holds every activation"
     assert "at the loss backward, the largest of the step's 4 moments" in text, "LoRA peak"
+
+
+def test_open_fields_are_assumed_and_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's example: QLoRA of Llama 3.1 70B says what it assumed, and is the job the chat
+    resolves (full recomputation, paged 8-bit AdamW: 48.8 GiB, not 120 GiB)."""
+    assert main(["estimate", "--model", "llama 3.1 70b", "--method", "qlora"]) == 0
+    text = capsys.readouterr().out
+    assert "Assumed (defaults for what was not given):" in text, text
+    assert "  - gradient_checkpointing = full: full activation recomputation" in text
+    assert "  - optimizer = paged-adamw-8bit: " in text and "  - seq_len = 2048: " in text
+    assert "Peak per GPU: 48.8 GiB" in text, "the unified defaults"
+    assert "method = " not in text, "the method was given"
+    assert main(["estimate", "--model", "llama 3.1 70b", "--method", "qlora", "--json"]) == 0
+    assumed = {a["field"]: a["value"] for a in json.loads(capsys.readouterr().out)["assumed"]}
+    assert assumed["optimizer"] == "paged-adamw-8bit" and assumed["micro_batch_size"] == 1
 
 
 def test_device_is_not_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
@@ -224,7 +250,8 @@ def test_device_is_not_a_flag(capsys: pytest.CaptureFixture[str]) -> None:
         ),
         (["--model", "llama 3.1 8b", "--offload-optimizer"], "error: offload_optimizer: got True"),
         (["--model", "llama 3.1 8b", "--seq-len", "0"], "error: seq_len: got 0; valid: an integer"),
-        (["--model", "llama 3.1 8b", "--zero", "7"], "error: zero_stage: got '7'"),
+        (["--model", "llama 3.1 8b", "--zero", "7"], "error: zero_stage: got 7; valid: 0, 1, 2"),
+        (["--model", "llama 3.1 8b", "--zero", "zero-9"], "error: zero_stage: got 'zero-9'"),
         (
             ["--model", "llama 3.1 8b", "--grad-accum", "0"],
             "error: gradient_accumulation_steps: got 0; valid: an integer from 1 to",

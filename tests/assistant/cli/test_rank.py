@@ -10,16 +10,19 @@ from pathlib import Path
 import pytest
 
 from assistant.cli import build_parser, main
-from assistant.cli.rank import job_settings, request_data
+from assistant.cli.job_args import job_spec
+from assistant.cli.rank import GROUPS, request_assumptions
 from tests.tools.ranking.test_rank import N1, ONE_GPU_SPOT, QLORA_CATALOG, _qlora_request
 from tests.tools.ranking_fixtures import instance
 from tools.catalog.files import write_catalog_yaml
 from tools.catalog.instances import Catalog
-from tools.ranking.rank import rank
+from tools.job import Money
+from tools.ranking import rank
 
 QLORA_ARGS = [
     "rank", "--model", "meta-llama/Llama-2-7b-hf", "--method", "qlora", "--batch", "4",
-    "--seq-len", "2048", "--checkpointing", "full", "--samples", "50k", "--epochs", "2",
+    "--seq-len", "2048", "--checkpointing", "full", "--optimizer", "adamw", "--samples", "50k",
+    "--epochs", "2",
 ]  # fmt: skip
 RANKED_KEYS = {
     "provider", "instance_type", "gpu", "gpu_count", "vram_per_gpu_bytes", "need_per_gpu_bytes",
@@ -41,7 +44,10 @@ def test_json_is_what_rank_computes(capsys: pytest.CaptureFixture[str], catalog_
     out = run_json(capsys, *QLORA_ARGS, "--catalog", str(catalog_file), "--spot", "--top", "0")
     assert list(out)[:3] == ["job", "ranked", "excluded"], "top-level keys"
     expected = rank(_qlora_request(spot="allowed"), QLORA_CATALOG).model_dump(mode="json")
+    assumed, notices = out.pop("assumed"), out.pop("notices")
     assert out == expected, "the CLI prints exactly the ranking of the same request"
+    assert [a["field"] for a in assumed] == ["precision", "lora_rank", "objective"], "defaults"
+    assert notices == [], "everything applied"
     for row in out["ranked"]:
         assert set(row) >= RANKED_KEYS, f"{row['instance_id']} lacks {RANKED_KEYS - set(row)}"
     assert out["ranked"][0]["total_cost"] == pytest.approx(7.38), "the golden spot H100 first"
@@ -77,22 +83,26 @@ def test_saved_imports_are_merged_by_default(capsys: pytest.CaptureFixture[str])
     assert all(e["kind"] == "provider" for e in out["excluded"]), "built-in rows filtered out"
 
 
-def test_flags_map_to_the_request() -> None:
+def test_flags_map_to_the_job() -> None:
     args = build_parser().parse_args([
-        *QLORA_ARGS, "--spot-required", "--providers", "aws, gcp", "--providers", "lambda",
+        *QLORA_ARGS, "--spot", "required", "--providers", "aws, gcp", "--providers", "lambda",
         "--max-price-per-hour", "30", "--deadline-hours", "12", "--objective", "time",
         "--min-gpus", "2", "--max-gpus", "16", "--interconnect", "nvlink", "--margin", "0.2",
         "--mfu", "0.3", "--preemption-rate", "0.1", "--storage-gbps", "2",
-        "--restart-minutes", "6", "--top", "3",
+        "--restart-minutes", "6", "--top", "3", "--regions", "eu", "--gpu", "H100,A100",
+        "--max-vram-gib", "80", "--budget", "150 EUR",
     ])  # fmt: skip
-    data = request_data(args)
-    assert data["constraints"] == {
-        "max_price_per_hour": 30.0, "deadline_hours": 12.0, "providers": ["aws", "gcp", "lambda"],
-        "spot": "required", "min_gpus": 2, "max_gpus": 16, "interconnect": "nvlink",
-    }, "constraints"  # fmt: skip
-    assert data["workload"] == {"samples": 50_000, "epochs": 2.0}, "samples x seq-len x epochs"
-    assert data["objective"] == "time" and data["top"] == 3, "objective and top"
-    assert data["assumptions"] == {
+    spec = job_spec(args, GROUPS)
+    assert spec.filled() == {
+        "model": "meta-llama/Llama-2-7b-hf", "method": "qlora", "optimizer": "adamw",
+        "micro_batch_size": 4, "seq_len": 2048, "gradient_checkpointing": "full",
+        "samples": 50_000, "epochs": 2.0, "max_price_per_hour": Money(amount=30),
+        "budget": Money(amount=150, currency="EUR"), "deadline_hours": 12.0, "spot": "required",
+        "providers": ["aws", "gcp", "lambda"], "regions": ["eu"], "gpus": ["H100", "A100"],
+        "max_vram_gib": 80.0, "min_gpus": 2, "max_gpus": 16, "interconnect": "nvlink",
+        "objective": "time",
+    }, "every flag is a field of the job"  # fmt: skip
+    assert request_assumptions(args) == {
         "memory_margin": 0.2,
         "throughput": {"mfu_override": 0.3},
         "spot": {"preemption_rate_per_hour": 0.1, "storage_bandwidth_bytes_per_s": 2e9,
@@ -104,14 +114,15 @@ def test_engine_flags_reach_the_job(capsys: pytest.CaptureFixture[str], tmp_path
     args = build_parser().parse_args(
         [*QLORA_ARGS, "--engine", "deepspeed", "--optimizer-impl", "fused", "--grad-accum", "2"]
     )
-    settings = job_settings(args)
-    assert (settings["engine"], settings["optimizer_impl"]) == ("deepspeed", "fused"), "engine"
-    assert settings["gradient_accumulation_steps"] == 2, "gradient accumulation"
-    assert "engine" not in job_settings(build_parser().parse_args(QLORA_ARGS)), "unset: auto"
+    spec = job_spec(args, GROUPS)
+    assert (spec.engine, spec.optimizer_impl) == ("deepspeed", "fused"), "engine"
+    assert spec.gradient_accumulation_steps == 2, "gradient accumulation"
+    assert job_spec(build_parser().parse_args(QLORA_ARGS), GROUPS).engine is None, "open: auto"
     # A DeepSpeed job on one GPU checkpoints its 16-bit model and the fp32 master with AdamW's
     # moments: 2 + 12 = 14 B per parameter (plain PyTorch: 12).
     path = write_catalog_yaml(Catalog(ONE_GPU_SPOT), tmp_path / "one.yaml")
-    full_1b = ["rank", "--model", "meta-llama/Llama-3.2-1B", "--tokens", "1e9", "--spot-required",
+    full_1b = ["rank", "--model", "meta-llama/Llama-3.2-1B", "--method", "full",
+               "--checkpointing", "none", "--tokens", "1e9", "--spot", "required",
                "--catalog", str(path)]  # fmt: skip
     assert run_json(capsys, *full_1b)["ranked"][0]["checkpoint_bytes"] == 12 * N1, "PyTorch"
     deepspeed = run_json(capsys, *full_1b, "--engine", "deepspeed")["ranked"][0]
@@ -120,21 +131,33 @@ def test_engine_flags_reach_the_job(capsys: pytest.CaptureFixture[str], tmp_path
 
 @pytest.mark.parametrize(
     ("flags", "policy"),
-    [([], "never"), (["--spot"], "allowed"), (["--no-spot"], "never"),
-     (["--spot-required"], "required")],
+    [([], None), (["--spot"], "allowed"), (["--no-spot"], "never"),
+     (["--spot", "required"], "required"), (["--spot", "never"], "never")],
 )  # fmt: skip
-def test_spot_flags(flags: list[str], policy: str) -> None:
+def test_spot_flags(flags: list[str], policy: str | None) -> None:
     args = build_parser().parse_args([*QLORA_ARGS, *flags])
-    assert request_data(args)["constraints"]["spot"] == policy, f"{flags}"
+    assert job_spec(args, GROUPS).spot == policy, f"{flags}"
 
 
 def test_token_counts_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     args = build_parser().parse_args([*QLORA_ARGS[:-4], "--tokens", "1.5B"])
-    assert request_data(args)["workload"] == {"tokens": 1.5e9, "epochs": 1.0}, "1.5B tokens"
+    spec = job_spec(args, GROUPS)
+    assert (spec.tokens, spec.samples, spec.epochs) == (1.5e9, None, None), "1.5B tokens"
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args([*QLORA_ARGS[:-4], "--tokens", "lots"])
     assert exc.value.code == 2, "argparse rejects a bad count"
     assert "'lots' is not a count such as 2e8, 200M or 1.5B" in capsys.readouterr().err
+
+
+def test_open_data_is_assumed_and_said(
+    capsys: pytest.CaptureFixture[str], catalog_file: Path
+) -> None:
+    out = run_json(capsys, "rank", "--model", "meta-llama/Llama-2-7b-hf", "--catalog",
+                   str(catalog_file))  # fmt: skip
+    assumed = {a["field"]: a["value"] for a in out["assumed"]}
+    assert assumed["method"] == "lora" and assumed["tokens"] == 100_000_000, assumed
+    assert assumed["gradient_checkpointing"] == "full" and assumed["spot"] == "never", assumed
+    assert out["job"]["tokens"] == 1e8, "the 100M default is what was ranked"
 
 
 def test_unknown_provider_is_one_clear_error(

@@ -11,13 +11,14 @@ from hypothesis import strategies as st
 
 from assistant.agent.jobspec import build_job
 from assistant.agent.state import JobState, SlotUpdate
-from assistant.extract import LANGUAGES, apply_update, classify_intent, extract_slots
+from assistant.extract import apply_update, classify_intent, extract_slots
 from assistant.extract.lexicon import lexicon
 from assistant.extract.text import fold
 from tests.assistant.extract.test_slots import CASES
 from tools.architectures.registry import resolve_model
 from tools.catalog.providers import known_providers
 from tools.gpus import gpu_ids
+from tools.languages import LANGUAGES
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

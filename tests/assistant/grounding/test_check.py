@@ -12,7 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from assistant.answers.i18n import (
-    LANGS,
+    LANGUAGES,
     catalog,
     format_count,
     format_date,
@@ -231,7 +231,7 @@ def test_report_lists_each_ungrounded_figure_once_in_order() -> None:
     assert not report.grounded, "untraced figures"
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_message_templates_contain_no_figures(lang: str) -> None:
     for key, value in catalog(lang).items():
         for template in [value] if isinstance(value, str) else value.values():
@@ -263,7 +263,7 @@ def _source(kind: str, value: float) -> dict[str, object]:
     return {"value": int(value) if kind == "gib" else value}
 
 
-@given(st.sampled_from(sorted(KINDS)), st.sampled_from(LANGS), st.data())
+@given(st.sampled_from(sorted(KINDS)), st.sampled_from(LANGUAGES), st.data())
 def test_any_localised_source_value_is_grounded(kind: str, lang: str, data: st.DataObject) -> None:
     values, fmt, _ = KINDS[kind]
     value = data.draw(values)
@@ -272,13 +272,13 @@ def test_any_localised_source_value_is_grounded(kind: str, lang: str, data: st.D
     assert report.grounded, f"{text!r} from {value} ({lang})"
 
 
-@given(st.integers(0, 10**12), st.sampled_from(LANGS))
+@given(st.integers(0, 10**12), st.sampled_from(LANGUAGES))
 def test_any_localised_count_is_grounded(value: int, lang: str) -> None:
     text = f"{format_count(value, lang)} tokens"
     assert check_grounding(text, GroundingSources(artifacts=[[value]])).grounded, text
 
 
-@given(st.dates(date(1990, 1, 1), date(2100, 12, 31)), st.sampled_from(LANGS))
+@given(st.dates(date(1990, 1, 1), date(2100, 12, 31)), st.sampled_from(LANGUAGES))
 def test_any_localised_source_date_is_grounded(day: date, lang: str) -> None:
     text = f"as of {format_date(day, lang)}"
     assert check_grounding(text, GroundingSources(artifacts=[day])).grounded, text
@@ -286,7 +286,7 @@ def test_any_localised_source_date_is_grounded(day: date, lang: str) -> None:
 
 @given(
     st.sampled_from(sorted(KINDS)),
-    st.sampled_from(LANGS),
+    st.sampled_from(LANGUAGES),
     st.floats(0.1, 0.5),
     st.booleans(),
     st.data(),
@@ -375,7 +375,7 @@ def test_tiny_money_traces_only_to_money() -> None:
 @given(
     st.floats(0.0001, 1e6, allow_nan=False),
     st.integers(4, 7),
-    st.sampled_from(LANGS),
+    st.sampled_from(LANGUAGES),
     st.booleans(),
 )
 def test_any_number_with_many_decimals_is_read_whole(
@@ -391,7 +391,7 @@ def test_any_number_with_many_decimals_is_read_whole(
     assert len(numbers[0].readings) == 1, f"{text!r}: more than three decimals are no group"
 
 
-@given(st.integers(1, 10**9), st.sampled_from(LANGS))
+@given(st.integers(1, 10**9), st.sampled_from(LANGUAGES))
 def test_in_its_own_language_a_count_has_one_reading(value: int, lang: str) -> None:
     text = format_count(value, lang)
     numbers, _ = shown_figures(text, lang)
@@ -401,7 +401,7 @@ def test_in_its_own_language_a_count_has_one_reading(value: int, lang: str) -> N
     assert check_grounding(text, GroundingSources(artifacts=[[value]]), lang=lang).grounded, text
 
 
-@given(st.integers(1, 99), st.sampled_from(LANGS), st.sampled_from(["margin", "ratio", "util"]))
+@given(st.integers(1, 99), st.sampled_from(LANGUAGES), st.sampled_from(["margin", "ratio", "util"]))
 def test_an_invented_amount_below_one_unit_needs_a_money_source(
     cents: int, lang: str, field: str
 ) -> None:

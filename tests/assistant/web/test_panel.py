@@ -16,8 +16,8 @@ from assistant.web.panel import (
 from tests.assistant.artifacts import make_estimate, make_option, make_ranking
 from tests.assistant.web.test_views import make_instance
 from tools.catalog.instances import Catalog
-from tools.memory.estimator import estimate
-from tools.ranking.rank import rank
+from tools.memory import estimate
+from tools.ranking import rank
 
 
 def _end(name: str, artifact: object, status: str = "success") -> ToolEnd:

@@ -5,25 +5,25 @@ from __future__ import annotations
 import pytest
 
 from assistant.web.ui_strings import (
-    UI_LANGS,
     example_prompts,
     i18n_tables,
     language_from_header,
     ui_keys,
     ui_text,
 )
+from tools.languages import LANGUAGES
 
 
 def test_every_key_has_a_text_in_all_six_languages() -> None:
     tables = i18n_tables()
-    assert list(tables) == list(UI_LANGS)
+    assert list(tables) == list(LANGUAGES)
     for lang, table in tables.items():
         assert list(table) == ui_keys(), f"{lang} has every key, in order"
         assert all(text.strip() for text in table.values()), f"{lang}: no empty text"
 
 
 def test_texts_differ_by_language_where_they_should() -> None:
-    assert [ui_text(lang, "send") for lang in UI_LANGS] == [
+    assert [ui_text(lang, "send") for lang in LANGUAGES] == [
         "Send", "Versturen", "Envoyer", "Gönder", "Senden", "Enviar",
     ]  # fmt: skip
     assert ui_text("it", "send") == "Send", "an unknown language falls back to English"
@@ -31,7 +31,7 @@ def test_texts_differ_by_language_where_they_should() -> None:
 
 def test_two_examples_per_language() -> None:
     prompts = example_prompts()
-    assert [lang for lang, _ in prompts] == [lang for lang in UI_LANGS for _ in (1, 2)]
+    assert [lang for lang, _ in prompts] == [lang for lang in LANGUAGES for _ in (1, 2)]
     assert "QLoRA" in prompts[0][1] and "milyon" in prompts[6][1], "en job, tr job"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.catalog import read_catalog_files
 from tools.catalog.files import (
     CatalogFileError,
     parse_csv_text,
@@ -15,7 +16,6 @@ from tools.catalog.files import (
     read_catalog_file,
     write_catalog_yaml,
 )
-from tools.catalog.instances import Catalog
 
 GOOD_YAML = """
 provider: aws
@@ -123,6 +123,6 @@ def test_from_files_merges_in_order(tmp_path: Path) -> None:
     first.write_text(GOOD_YAML)
     second = tmp_path / "b.yaml"
     second.write_text(GOOD_YAML.replace("0.8048", "0.7"))
-    merged = Catalog.from_files([first, second])
+    merged = read_catalog_files([first, second])
     assert merged.get("aws/g6.xlarge").price_per_hour == 0.7, "later file wins"
     assert len(merged) == 2

@@ -10,12 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog, Instance
 from tools.catalog.providers import known_providers, provider_terms
 from tools.errors import InvalidInputError, UnknownNameError
 from tools.gpus import lookup_gpu
 
-BUILTIN = Catalog.builtin()
+BUILTIN = builtin_catalog()
 
 
 def make(**overrides: Any) -> Instance:

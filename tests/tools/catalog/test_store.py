@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.catalog import builtin_catalog
 from tools.catalog.files import CatalogFileError
-from tools.catalog.instances import Catalog
 from tools.catalog.skypilot_rows import SkyPilotRowError
 from tools.catalog.store import (
     detect_format,
@@ -61,7 +61,7 @@ def test_saved_import_replaces_builtin_rows(tmp_path: Path) -> None:
     assert saved_imports(data_dir) == [saved]
     merged = load_catalog(data_dir)
     assert merged.get("lambda/gpu_8x_h100_sxm5").price_per_hour == 20.0, "import wins over built-in"
-    assert len(merged) == len(Catalog.builtin()), "same id replaced, not added"
+    assert len(merged) == len(builtin_catalog()), "same id replaced, not added"
 
 
 def test_skypilot_as_of_defaults_to_file_date_capped_at_today(tmp_path: Path) -> None:
@@ -109,4 +109,4 @@ def test_import_rejects_missing_path_and_empty_result(tmp_path: Path) -> None:
 
 
 def test_load_without_data_dir_is_builtin() -> None:
-    assert load_catalog(None) == Catalog.builtin()
+    assert load_catalog(None) == builtin_catalog()

@@ -7,14 +7,15 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.jobs import bare_input
 from tests.tools.memory.test_estimator_models import arch, gpt2_small, llama31_8b, llama_65b
 from tools.architectures.architecture import ModelArch
 from tools.errors import InvalidInputError
-from tools.memory.estimator import EstimateInput, MemoryEstimate, estimate, estimate_for
+from tools.memory import MemoryEstimate, estimate, estimate_for
 
 
 def run(model: ModelArch, **settings: Any) -> MemoryEstimate:
-    return estimate(EstimateInput(model=model, **settings))
+    return estimate(bare_input(model=model, **settings))
 
 
 def gpt_style(h: int, a: int, layers: int = 4, vocab: int = 50257) -> ModelArch:
@@ -188,16 +189,16 @@ INVALID = [
 @pytest.mark.parametrize(("settings", "message"), INVALID)
 def test_invalid_input_is_one_clear_error(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(InvalidInputError, match=message):
-        EstimateInput(model=arch(), **settings)
+        bare_input(model=arch(), **settings)
 
 
 def test_aliases() -> None:
-    fsdp = EstimateInput(model=arch(), zero_stage="fsdp-full-shard", num_gpus=8)
+    fsdp = bare_input(model=arch(), zero_stage="fsdp-full-shard", num_gpus=8)
     assert (fsdp.zero_stage, fsdp.sharding) == (3, "fsdp"), "FSDP full-shard is ZeRO-3"
-    assert EstimateInput(model=arch(), zero_stage="shard_grad_op").zero_stage == 2, "grad-op"
-    flash = EstimateInput(model=arch(), attention="flash_attention_2")
+    assert bare_input(model=arch(), zero_stage="shard_grad_op").zero_stage == 2, "grad-op"
+    flash = bare_input(model=arch(), attention="flash_attention_2")
     assert flash.attention == "sdpa", "FlashAttention-2 keeps what SDPA keeps"
-    lora = EstimateInput(model=arch(), method="lora", lora_targets="q_proj, v_proj")
+    lora = bare_input(model=arch(), method="lora", lora_targets="q_proj, v_proj")
     assert lora.lora_targets == ("q_proj", "v_proj"), "comma-separated module names"
     assert lora.effective_lora_alpha == 32.0, "alpha defaults to 2 x rank"
 
@@ -248,7 +249,7 @@ RESOLVED = [
 def test_result_carries_the_resolved_engine_and_step(
     settings: dict[str, Any], engine: str, impl: str, per_param: tuple[float, ...]
 ) -> None:
-    inp = EstimateInput(model=llama31_8b(), num_gpus=8, **settings)
+    inp = bare_input(model=llama31_8b(), num_gpus=8, **settings)
     result = estimate(inp)
     assert (result.engine, result.optimizer_impl) == (engine, impl), f"{settings}: resolved"
     assert (result.engine, result.optimizer_impl) == (

@@ -13,17 +13,18 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.jobs import bare_input
 from tests.tools.memory.test_estimator_models import gpt2_small, llama31_8b
 from tools.architectures.architecture import ModelArch
+from tools.memory import MemoryEstimate, estimate
 from tools.memory.calibration import calibration_band
-from tools.memory.estimator import EstimateInput, MemoryEstimate, estimate
 
 N8B = 8_030_261_248
 LLAMA_EMBED = 128_256 * 4096  # the largest tensor of Llama 3.1 8B (embed_tokens, lm_head)
 
 
 def run(model: ModelArch, **settings: Any) -> MemoryEstimate:
-    return estimate(EstimateInput(model=model, **settings))
+    return estimate(bare_input(model=model, **settings))
 
 
 # --- the optimizer step's own temporaries -------------------------------------------------------

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.jobs import bare_input
 from tools.architectures.architecture import ModelArch
-from tools.memory.estimator import EstimateInput, estimate
+from tools.memory import estimate
 
 pytestmark = pytest.mark.slow
 
@@ -99,7 +100,7 @@ def llama_builder(kv_heads: int, attention: str, dtype: Any, lora: dict | None =
 
 
 def estimated_layer(arch: ModelArch, **settings: Any) -> int:
-    inp = EstimateInput(model=arch, micro_batch_size=BATCH, seq_len=SEQ, **settings)
+    inp = bare_input(model=arch, micro_batch_size=BATCH, seq_len=SEQ, **settings)
     return estimate(inp).activations.layers[0].per_layer_total
 
 
@@ -131,7 +132,7 @@ def test_autocast_over_fp32_weights_layer_matches_pytorch(kv: int, attention: st
     and autocast keeps a bf16 copy of every weight for the backward pass."""
     measured = measured_layer(llama_builder(kv, attention, torch.float32), autocast=True)
     arch = llama_arch(kv)
-    inp = EstimateInput(
+    inp = bare_input(
         model=arch, micro_batch_size=BATCH, seq_len=SEQ, attention=attention,
         precision="bf16-mixed", engine="pytorch",
     )  # fmt: skip
@@ -235,8 +236,8 @@ def test_gpt2_layer_is_korthikanti_on_cuda_terms() -> None:
     common = dict(
         model=arch, micro_batch_size=BATCH, seq_len=SEQ, attention="eager", precision="bf16"
     )
-    cuda = estimate(EstimateInput(**common)).activations.layers[0].per_layer
-    cpu = estimate(EstimateInput(**common, device="cpu")).activations.layers[0].per_layer
+    cuda = estimate(bare_input(**common)).activations.layers[0].per_layer
+    cpu = estimate(bare_input(**common, device="cpu")).activations.layers[0].per_layer
     masks = sum(v for k, v in cuda.items() if "mask" in k)
     stats = sum(v for k, v in cuda.items() if "norm_stats" in k)
     assert sum(cpu.values()) == sum(cuda.values()) + masks - stats // 2, "bf16 noise, bf16 stats"
@@ -251,7 +252,7 @@ def test_head_and_loss_saved_tensors_match() -> None:
     one_layer = saved_bytes(build(1))
     outside = one_layer - measured_layer(build)
     result = estimate(
-        EstimateInput(model=llama_arch(2), micro_batch_size=BATCH, seq_len=SEQ, precision="bf16")
+        bare_input(model=llama_arch(2), micro_batch_size=BATCH, seq_len=SEQ, precision="bf16")
     )
     log_softmax = 4 * BATCH * SEQ * VOCAB
     ids_and_labels = 8 * BATCH * SEQ * 2 + 4  # int64 ids and labels, fp32 loss scalar

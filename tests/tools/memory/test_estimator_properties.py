@@ -7,10 +7,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fakes.jobs import bare_input
 from tests.tools.memory.test_estimator_models import arch, gpt2_small, llama31_8b, mixtral_8x7b
 from tools.architectures.architecture import ModelArch
 from tools.errors import InvalidInputError
-from tools.memory.estimator import EstimateInput, MemoryEstimate, estimate
+from tools.memory import MemoryEstimate, estimate
 
 MODELS = [
     llama31_8b(),
@@ -60,7 +61,7 @@ def setups(draw: st.DrawFn, models: list[ModelArch] = MODELS) -> dict[str, Any]:
 
 
 def total(**kwargs: Any) -> int:
-    return estimate(EstimateInput(**kwargs)).per_gpu.total
+    return estimate(bare_input(**kwargs)).per_gpu.total
 
 
 def without_lora(s: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +71,7 @@ def without_lora(s: dict[str, Any]) -> dict[str, Any]:
 @CONFIG
 @given(setups())
 def test_never_crashes_and_parts_add_up(s: dict[str, Any]) -> None:
-    result: MemoryEstimate = estimate(EstimateInput(**s))
+    result: MemoryEstimate = estimate(bare_input(**s))
     p = result.per_gpu
     assert p.total == p.weights + p.gradients + p.optimizer + p.activations + p.overhead, s
     # The parts are those of the peak moment: at the optimizer step no activation is live
@@ -96,7 +97,7 @@ def test_longer_or_bigger_batches_need_more_activations(
     s: dict[str, Any], more_tokens: int, more_batch: int
 ) -> None:
     def acts(**changes: int) -> tuple[int, int]:
-        result = estimate(EstimateInput(**(s | changes)))
+        result = estimate(bare_input(**(s | changes)))
         return result.activations.total, result.per_gpu.total
 
     base, base_total = acts()
@@ -135,7 +136,7 @@ def test_qlora_le_lora_le_full(s: dict[str, Any]) -> None:
     def states(**kwargs: Any) -> int:
         """Weights, gradients and optimizer state, all live at the optimizer step (the peak's
         parts are those of the peak moment, where gradients may not exist yet)."""
-        result = estimate(EstimateInput(**kwargs))
+        result = estimate(bare_input(**kwargs))
         step = next(m for m in result.moments if m.name == "optimizer step")
         return step.weights + step.gradients + step.optimizer
 
@@ -187,7 +188,7 @@ INVALID = st.sampled_from(
 def test_invalid_combinations_raise(s: dict[str, Any], bad: dict[str, Any]) -> None:
     merged = without_lora(s) | bad
     try:
-        EstimateInput(**merged)
+        bare_input(**merged)
     except InvalidInputError:
         return
     raise AssertionError(f"accepted an invalid input: {bad}")

@@ -12,11 +12,12 @@ import math
 
 import pytest
 
+from tests.fakes.jobs import bare_input
 from tests.tools.ranking_fixtures import instance
-from tools.catalog.instances import Catalog
-from tools.memory.estimator import EstimateInput, estimate
+from tools.catalog import builtin_catalog
+from tools.memory import estimate
+from tools.ranking import RankRequest, Workload, rank
 from tools.ranking.plans import plan_input
-from tools.ranking.rank import RankRequest, Workload, rank
 from tools.units import GIB
 
 # Llama 2 7B: N = 6,738,415,616 parameters; LoRA r=16 on all linear layers adds
@@ -34,7 +35,7 @@ DQ7 = 2.526905856e15
 
 
 def _qlora_request(**constraints: object) -> RankRequest:
-    job = EstimateInput(
+    job = bare_input(
         model="meta-llama/Llama-2-7b-hf",
         method="qlora",
         micro_batch_size=4,
@@ -159,9 +160,7 @@ F70 = 8 * N70 * 100_000_000
 
 
 def _full_70b_request(**constraints: object) -> RankRequest:
-    job = EstimateInput(
-        model="meta-llama/Llama-3.1-70B", method="full", gradient_checkpointing="full"
-    )
+    job = bare_input(model="meta-llama/Llama-3.1-70B", method="full", gradient_checkpointing="full")
     return RankRequest(
         job=job,
         workload=Workload(tokens=1e8),
@@ -263,9 +262,9 @@ def test_full_70b_spot_on_a_cluster() -> None:
 
 
 def test_smoke_on_the_builtin_catalog() -> None:
-    catalog = Catalog.builtin()
+    catalog = builtin_catalog()
     request = RankRequest(
-        job=EstimateInput(model="meta-llama/Llama-3.1-8B", method="lora"),
+        job=bare_input(model="meta-llama/Llama-3.1-8B", method="lora"),
         workload=Workload(tokens=2e8),
         constraints={"spot": "allowed"},
     )
@@ -289,7 +288,7 @@ NODE_8_SPOT = FULL_CATALOG[:1]
 
 
 def _full_1b_request(**constraints: object) -> RankRequest:
-    job = EstimateInput(model="meta-llama/Llama-3.2-1B", method="full")
+    job = bare_input(model="meta-llama/Llama-3.2-1B", method="full")
     return RankRequest(job=job, workload=Workload(tokens=1e9), constraints=constraints)
 
 

@@ -7,9 +7,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fakes.jobs import bare_input
 from tests.tools.ranking_fixtures import instance
 from tools.catalog.instances import Instance
-from tools.memory.estimator import EstimateInput, estimate
+from tools.memory import estimate
+from tools.ranking import RankRequest, Workload, rank
 from tools.ranking.plans import (
     PLAN_ORDER,
     PlanFit,
@@ -20,13 +22,12 @@ from tools.ranking.plans import (
     plan_input,
 )
 from tools.ranking.prepare import checkpoint_bytes
-from tools.ranking.rank import RankRequest, Workload, rank
 from tools.units import GIB
 
 FAST = settings(max_examples=25, deadline=None)
 PLANS: list[PlanName] = ["ddp", "zero2", "zero3", "zero3_offload"]
 GPUS = ["L4", "RTX4090", "A100-80GB-SXM", "H100-SXM", "B200"]
-JOB = EstimateInput(model="meta-llama/Llama-2-7b-hf", method="lora", gradient_checkpointing="full")
+JOB = bare_input(model="meta-llama/Llama-2-7b-hf", method="lora", gradient_checkpointing="full")
 
 
 @st.composite
@@ -128,7 +129,7 @@ def test_a_larger_model_never_needs_less_memory(
     small: float, factor: float, plan: PlanName, gpus: int
 ) -> None:
     def search(params: float) -> PlanSearch:
-        job = EstimateInput(model=f"{params:.6g}", method="full", gradient_checkpointing="full")
+        job = bare_input(model=f"{params:.6g}", method="full", gradient_checkpointing="full")
         return PlanSearch(job, 0.10, estimate)
 
     smaller, larger = search(small), search(small * factor)
@@ -170,7 +171,7 @@ CHECKPOINT_BYTES = {
 def test_checkpoint_bytes_follow_the_plans_engine(
     params: float, precision: str, plan: PlanName, many: int
 ) -> None:
-    job = EstimateInput(model=f"{params:.6g}", method="full", precision=precision)
+    job = bare_input(model=f"{params:.6g}", method="full", precision=precision)
     gpus = 1 if plan.startswith("single") else many
     est = estimate(plan_input(job, plan, gpus))
     expected = CHECKPOINT_BYTES[(precision, plan_engine(job, plan))] * est.total_params

@@ -6,6 +6,7 @@ import gc
 
 import pytest
 
+from tests.fakes.jobs import bare_input
 from tests.tools.ranking.test_rank import (
     FULL_CATALOG,
     N1,
@@ -18,9 +19,9 @@ from tests.tools.ranking.test_rank import (
 )
 from tests.tools.ranking_fixtures import instance
 from tools.errors import UnknownNameError
-from tools.memory.estimator import EstimateInput, MemoryBreakdown, MemoryEstimate, estimate
+from tools.memory import EstimateInput, MemoryBreakdown, MemoryEstimate, estimate
+from tools.ranking import RankRequest, RankResult, Workload, rank
 from tools.ranking.plans import EstimateFn, NoFit, PlanFit, PlanSearch, plan_engine, plan_input
-from tools.ranking.rank import RankRequest, RankResult, Workload, rank
 from tools.units import GIB
 
 
@@ -125,7 +126,7 @@ def test_min_gpus_starts_the_cluster_larger() -> None:
 
 def test_moe_uses_active_parameters() -> None:
     request = RankRequest(
-        job=EstimateInput(model="mistralai/Mixtral-8x7B-v0.1", method="full"),
+        job=bare_input(model="mistralai/Mixtral-8x7B-v0.1", method="full"),
         workload=Workload(tokens=1e9),
     )
     job = rank(request, []).job
@@ -175,7 +176,7 @@ def test_lora_checkpoint_follows_the_adapter_width() -> None:
     # Pure bf16: PEFT keeps the adapters in bf16 (2 B) and AdamW's moments are bf16 (2 x 2 B):
     # 6 B per adapter parameter; the default bf16-mixed keeps fp32 adapters: 4 + 8 = 12 B.
     # A stated 4 B per adapter parameter overrides the width: 4 + 4 = 8 B under pure bf16.
-    job = EstimateInput(model="meta-llama/Llama-2-7b-hf", method="lora", precision="bf16")
+    job = bare_input(model="meta-llama/Llama-2-7b-hf", method="lora", precision="bf16")
     request = RankRequest(job=job, workload=Workload(tokens=1e8))
     assert rank(request, []).job.checkpoint_bytes == 6 * P7, "bf16 adapters and moments"
     request.assumptions.adapter_bytes_per_param = 4.0
@@ -206,7 +207,7 @@ def test_engine_and_checkpoint_assumptions_are_stated() -> None:
 
 def _fake_estimate(model_bytes: float) -> EstimateFn:
     """An estimator stand-in: `model_bytes` of state, divided as ZeRO divides it, +1 GiB."""
-    template = estimate(EstimateInput(model="7e9"))
+    template = estimate(bare_input(model="7e9"))
 
     def fake(inp: EstimateInput) -> MemoryEstimate:
         share = {0: 1.0, 2: 0.5, 3: 1.0 / inp.num_gpus}[inp.zero_stage]
@@ -234,7 +235,7 @@ def _fake_estimate(model_bytes: float) -> EstimateFn:
     ],
 )
 def test_plan_order_with_a_fake_estimator(model_gib: int, expected: tuple[str, int]) -> None:
-    job = EstimateInput(model="7e9", method="full")
+    job = bare_input(model="7e9", method="full")
     search = PlanSearch(job, 0.10, _fake_estimate(model_gib * GIB))
     found = search.fit(8, 80 * GIB, range(1, 5), None)
     assert isinstance(found, PlanFit), f"{model_gib} GiB fits somewhere"
@@ -242,7 +243,7 @@ def test_plan_order_with_a_fake_estimator(model_gib: int, expected: tuple[str, i
 
 
 def test_nothing_fits_reports_the_smallest_need() -> None:
-    job = EstimateInput(model="7e9", method="full")
+    job = bare_input(model="7e9", method="full")
     search = PlanSearch(job, 0.10, _fake_estimate(10_000 * GIB))
     found = search.fit(8, 80 * GIB, range(1, 3), None)
     # smallest: offload on 2 nodes: 10000 x 0.25 / 16 + 1 = 157.25 GiB

@@ -1,0 +1,294 @@
+"""From a described job to the estimator's and the ranking's inputs, saying what was assumed.
+
+`resolve_job(spec)` is the one place a `JobSpec` becomes an `EstimateInput` and a `RankRequest`:
+each open field takes its default from `tools.job.defaults` (listed in `ResolvedJob.assumed`
+with the reason), money in USD becomes a limit, and what cannot be applied as asked is a notice
+(`ResolvedJob.notices`). `estimate_job` and `rank_job` run the estimator and the ranking on it;
+the CLI, the Python API, the MCP and HTTP endpoints, the web form and the chat all call these,
+so one job gives the same numbers and the same assumptions everywhere.
+
+Strict resolution (the CLI and the API) raises an `InvalidInputError` for a value the estimator
+rejects; lenient resolution (a conversation, a form) drops that value with a notice and uses the
+default, so one mistyped number never stops the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tools.architectures.architecture import ModelArch
+from tools.architectures.registry import resolve_model
+from tools.catalog import Catalog, is_area, matching_regions
+from tools.errors import InvalidInputError
+from tools.job import DEFAULTS, FIELD_GROUPS, FieldName, JobSpec, Money, default_for
+from tools.memory import LORA_METHODS, EstimateInput, MemoryEstimate, estimate
+from tools.ranking import rank
+from tools.ranking.models import Constraints, RankRequest, RankResult, Workload
+from tools.units import GIB
+
+__all__ = [
+    "Assumed",
+    "JobNotice",
+    "NoticeKind",
+    "ResolvedJob",
+    "estimate_job",
+    "rank_job",
+    "resolve_job",
+]
+
+NoticeKind = Literal["currency_not_applied", "invalid_value", "region_not_found"]
+# Training fields passed to the estimator under the same name, in the order they are resolved.
+_ESTIMATOR_FIELDS: tuple[str, ...] = tuple(
+    name for name in FIELD_GROUPS["training"] + FIELD_GROUPS["plan"] if name != "cuda_context_gib"
+)
+_LORA_ONLY = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
+_QLORA_ONLY = ("qlora_double_quant",)
+# Defaults that are not shown as assumptions: implementation details a user rarely sets (they
+# are in the estimate's own assumptions when they matter).
+_QUIET = frozenset(
+    {"lora_alpha", "lora_dropout", "engine", "optimizer_impl", "tensor_parallel",
+     "sequence_parallel", "cuda_context_gib", "fragmentation", "gradient_accumulation_steps",
+     "zero_stage", "sharding", "offload_optimizer", "attention", "qlora_double_quant",
+     "lora_targets", "max_nodes"}
+)  # fmt: skip
+
+
+class Assumed(BaseModel):
+    """A field left open and the default used for it, with why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    field: FieldName
+    value: Any = Field(description="the default used (JSON-safe)")
+    reason: str = Field(description="why this default, with its source (English)")
+
+
+class JobNotice(BaseModel):
+    """Something not applied as asked. `kind`, `field` and `value` let an interface word it in
+    any language; `message` is one English line."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: NoticeKind
+    field: FieldName
+    value: str = Field(description="what was given, e.g. '2 EUR' or 'eu-north-9'")
+    message: str
+
+
+class ResolvedJob(BaseModel):
+    """A job spec resolved: the estimator's input, the ranking's request, what was assumed and
+    what was not applied. `missing` names the one field still needed (the model) when there is
+    none; then `estimate_input` and `request` are None."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    spec: JobSpec
+    missing: list[FieldName] = Field(default_factory=list)
+    assumed: list[Assumed] = Field(default_factory=list)
+    notices: list[JobNotice] = Field(default_factory=list)
+    estimate_input: EstimateInput | None = None
+    request: RankRequest | None = None
+
+    @property
+    def ready(self) -> bool:
+        """True when the job can be estimated and ranked."""
+        return self.request is not None and self.estimate_input is not None
+
+    def assumed_values(self) -> dict[str, Any]:
+        """Field -> default used, for every open field."""
+        return {item.field: item.value for item in self.assumed}
+
+    def shown_assumptions(self, purpose: Literal["estimate", "rank"] = "rank") -> list[Assumed]:
+        """The defaults worth telling a user about (the job's substance, not engine details):
+        for an estimate the training and plan fields, for a ranking the training, data and
+        limit fields (the ranking chooses its own plan per instance)."""
+        groups = ("training", "plan") if purpose == "estimate" else ("training", "data", "limits")
+        wanted = {name for group in groups for name in FIELD_GROUPS[group]}  # type: ignore[index]
+        return [item for item in self.assumed if item.field in wanted - _QUIET]
+
+
+def resolve_job(
+    spec: JobSpec, catalog: Catalog | None = None, *, strict: bool = True
+) -> ResolvedJob:
+    """The estimator input and ranking request `spec` describes, with every default it used.
+
+    With `catalog`, each region hint must match a region of the catalog (an area such as 'eu'
+    matches its regions); one that matches none is dropped with a notice. `strict` raises on a
+    value the estimator rejects; otherwise that field is dropped with a notice and its default
+    used."""
+    notices = _money_notices(spec)
+    spec_used, region_notices = _known_regions(spec, catalog)
+    notices += region_notices
+    if spec_used.model is None:
+        return ResolvedJob(spec=spec, missing=["model"], notices=notices)
+    for _ in range(len(_ESTIMATOR_FIELDS) + 2):
+        assumed: list[Assumed] = []
+        try:
+            job = _estimate_input(spec_used, assumed)
+            break
+        except InvalidInputError as exc:
+            name = _spec_field(exc.field)
+            if strict or name is None or getattr(spec_used, name) is None:
+                raise
+            notices.append(_invalid(name, getattr(spec_used, name), exc))
+            if name == "model":
+                return ResolvedJob(spec=spec, missing=["model"], notices=notices)
+            spec_used = spec_used.model_copy(update={name: None})
+    else:  # pragma: no cover - every retry clears one more field
+        raise AssertionError("resolve_job retries exhausted")
+    request = RankRequest(
+        job=job,
+        workload=_workload(spec_used, assumed),
+        constraints=_constraints(spec_used, assumed),
+        objective=_value(spec_used, "objective", assumed, job.method),
+    )
+    return ResolvedJob(
+        spec=spec, assumed=assumed, notices=notices, estimate_input=job, request=request
+    )
+
+
+def estimate_job(spec: JobSpec, *, strict: bool = True) -> tuple[ResolvedJob, MemoryEstimate]:
+    """The job resolved and its memory estimate (the plan as given: one GPU by default)."""
+    resolved = resolve_job(spec, strict=strict)
+    if resolved.estimate_input is None:
+        raise InvalidInputError("model", None, "a model name, a parameter count or a config")
+    return resolved, estimate(resolved.estimate_input)
+
+
+def rank_job(
+    spec: JobSpec, catalog: Catalog, *, top: int | None = None, strict: bool = True
+) -> tuple[ResolvedJob, RankResult]:
+    """The job resolved against `catalog` and the ranking of the catalog for it."""
+    resolved = resolve_job(spec, catalog, strict=strict)
+    if resolved.request is None:
+        raise InvalidInputError("model", None, "a model name, a parameter count or a config")
+    request = resolved.request.model_copy(update={"top": top}) if top else resolved.request
+    return resolved, rank(request, catalog.instances)
+
+
+# --------------------------------------------------------------------------- the parts
+
+
+def _value(spec: JobSpec, name: str, assumed: list[Assumed], method: str | None) -> Any:
+    """The field's value, or its default for `method` (recorded in `assumed`)."""
+    value = getattr(spec, name)
+    if value is not None:
+        return value
+    value = default_for(name, method)
+    assumed.append(Assumed(field=name, value=value, reason=DEFAULTS[name].reason))
+    return value
+
+
+def _model(spec: JobSpec) -> ModelArch:
+    if isinstance(spec.model, ModelArch):
+        return spec.model
+    assert spec.model is not None
+    return resolve_model(spec.model)
+
+
+def _estimate_input(spec: JobSpec, assumed: list[Assumed]) -> EstimateInput:
+    """Every training and plan field, given or defaulted; LoRA fields only for LoRA methods."""
+    method = _value(spec, "method", assumed, None)
+    fields: dict[str, Any] = {"model": _model(spec), "method": method}
+    for name in _ESTIMATOR_FIELDS:
+        if name == "method":
+            continue
+        if name in _LORA_ONLY and method not in LORA_METHODS:
+            continue
+        if name in _QLORA_ONLY and method != "qlora":
+            continue
+        value = _value(spec, name, assumed, method)
+        if value is not None:
+            fields[name] = value
+    fields["cuda_context_bytes"] = round(_value(spec, "cuda_context_gib", assumed, method) * GIB)
+    return EstimateInput(**fields)
+
+
+def _workload(spec: JobSpec, assumed: list[Assumed]) -> Workload:
+    if spec.samples is not None:
+        size: dict[str, float | int] = {"samples": spec.samples}
+    else:
+        size = {"tokens": float(_value(spec, "tokens", assumed, None))}
+    return Workload(**size, epochs=float(_value(spec, "epochs", assumed, None)))
+
+
+def _usd(money: Money | None) -> float | None:
+    return money.amount if money is not None and money.is_usd else None
+
+
+def _constraints(spec: JobSpec, assumed: list[Assumed]) -> Constraints:
+    """The limits; a GPU count asked for (`num_gpus`) bounds the clusters to exactly that many
+    unless min/max GPUs say otherwise."""
+    return Constraints(
+        max_price_per_hour=_usd(spec.max_price_per_hour),
+        budget=_usd(spec.budget),
+        deadline_hours=spec.deadline_hours,
+        providers=spec.providers,
+        regions=spec.regions,
+        gpus=spec.gpus,
+        max_vram_gib=spec.max_vram_gib,
+        spot=_value(spec, "spot", assumed, None),
+        min_gpus=spec.min_gpus or spec.num_gpus,
+        max_gpus=spec.max_gpus or spec.num_gpus,
+        interconnect=spec.interconnect,
+        max_nodes=_value(spec, "max_nodes", assumed, None),
+    )
+
+
+def _money_notices(spec: JobSpec) -> list[JobNotice]:
+    notices = []
+    for name in ("max_price_per_hour", "budget"):
+        money: Money | None = getattr(spec, name)
+        if money is not None and not money.is_usd:
+            what = "price cap" if name == "max_price_per_hour" else "budget"
+            notices.append(
+                JobNotice(
+                    kind="currency_not_applied",
+                    field=name,
+                    value=str(money),
+                    message=f"{what} given in {money.currency}; catalog prices are USD;"
+                    f" {what} filter not applied",
+                )
+            )
+    return notices
+
+
+def _known_regions(spec: JobSpec, catalog: Catalog | None) -> tuple[JobSpec, list[JobNotice]]:
+    """`spec` with the region hints no catalog region matches dropped, and a notice for each."""
+    if not spec.regions or catalog is None:
+        return spec, []
+    names = {region for item in catalog for region in item.regions}
+    kept, notices = [], []
+    for hint in spec.regions:
+        if matching_regions(hint, names) or (is_area(hint) and not names):
+            kept.append(hint)
+            continue
+        notices.append(
+            JobNotice(
+                kind="region_not_found",
+                field="regions",
+                value=hint,
+                message=f"no catalog region matches {hint!r}; region filter not applied",
+            )
+        )
+    return spec.model_copy(update={"regions": kept or None}), notices
+
+
+def _spec_field(name: str) -> FieldName | None:
+    """The spec field an estimator error is about, if any."""
+    if name in ("model", "parameter_count"):
+        return "model"
+    if name == "cuda_context_bytes":
+        return "cuda_context_gib"
+    return name if name in JobSpec.model_fields else None  # type: ignore[return-value]
+
+
+def _invalid(name: FieldName, value: object, exc: InvalidInputError) -> JobNotice:
+    return JobNotice(
+        kind="invalid_value",
+        field=name,
+        value=str(value),
+        message=f"{exc}; the default is used instead",
+    )

@@ -1,0 +1,47 @@
+"""The closed vocabularies of the domain, each defined once; every interface derives from these.
+
+Training: `Method`, `Precision`, `Optimizer`, `Checkpointing`, `Attention`, `Sharding`,
+`Engine` (with `auto`) and `ResolvedEngine`, `OptimizerImpl` (with `auto`) and
+`ResolvedOptimizerImpl`, `Device`. Hardware and billing: `Interconnect`, `Network`, `Billing`.
+Ranking: `SpotPolicy`, `Objective`, `Pricing`. `choices(Literal)` lists a vocabulary's words.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+# How much of the model trains: every weight from random init (pretrain) or from a checkpoint
+# (full), or adapters over a frozen 16-bit (lora) or 4-bit NF4 (qlora) base.
+Method = Literal["pretrain", "full", "lora", "qlora"]
+# Training precision: 16-bit compute with an fp32 master (mixed), pure bf16, or fp32.
+Precision = Literal["fp32", "bf16-mixed", "fp16-mixed", "bf16"]
+Optimizer = Literal[
+    "adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum", "lion"
+]
+# Activation recomputation: none, selective (part of each layer) or full (whole layers).
+Checkpointing = Literal["none", "selective", "full"]
+# sdpa: fused kernels (PyTorch SDPA, FlashAttention) with no s x s tensors; eager: materialised.
+Attention = Literal["eager", "sdpa"]
+# Which ZeRO-3 implementation decides the gathered unit.
+Sharding = Literal["deepspeed", "fsdp"]
+ResolvedEngine = Literal["pytorch", "deepspeed"]
+Engine = Literal["auto", "pytorch", "deepspeed"]
+ResolvedOptimizerImpl = Literal["foreach", "for-loop", "fused"]
+OptimizerImpl = Literal["auto", "foreach", "for-loop", "fused"]
+Device = Literal["cuda", "cpu"]
+
+# Intra-node GPU-to-GPU path and inter-node fabric of an instance.
+Interconnect = Literal["nvswitch", "nvlink", "pcie"]
+Network = Literal["infiniband", "roce", "ethernet"]
+# The unit a provider rounds a run's time up to.
+Billing = Literal["second", "minute", "hour"]
+
+SpotPolicy = Literal["never", "allowed", "required"]
+# cost: cheapest total; time: fastest; price: cheapest per hour.
+Objective = Literal["cost", "time", "price"]
+Pricing = Literal["on-demand", "spot"]
+
+
+def choices(vocabulary: Any) -> tuple[str, ...]:
+    """The words of a Literal vocabulary, in definition order."""
+    return tuple(get_args(vocabulary))

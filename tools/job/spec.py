@@ -1,0 +1,396 @@
+"""The training job a user describes: one definition of every field, its unit and what is valid.
+
+`JobSpec` is the job as given: every field is optional, and an open field (None) takes the
+stated default of `tools.job.defaults` when the job is resolved (`tools.advice.resolve_job`),
+which lists each default it used. Every interface derives from this class: the command-line
+flags of `estimate` and `rank`, the LangChain tool schemas, the MCP and HTTP API endpoints, the
+web form and the conversation's state (a conversation amends it turn by turn with `JobUpdate`).
+
+Units: memory in GiB (2^30 bytes), time in hours, money as `Money` (amount and currency; catalog
+prices are USD), data in tokens or samples. The fields fall in five groups (`FIELD_GROUPS`):
+the model, how it trains, the parallel plan of one estimate (the ranking chooses its own per
+instance), the data, and the limits and objective of a ranking.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, Self, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from tools.architectures.architecture import ModelArch
+from tools.enums import (
+    Attention,
+    Checkpointing,
+    Engine,
+    Interconnect,
+    Method,
+    Objective,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Sharding,
+    SpotPolicy,
+)
+from tools.errors import InvalidInputError, invalid_input
+from tools.job.money import Money
+
+__all__ = [
+    "ATTENTION_ALIASES",
+    "FIELD_GROUPS",
+    "JOB_FIELDS",
+    "MAX_BATCH",
+    "MAX_GPUS",
+    "MAX_NODES",
+    "MAX_SEQ_LEN",
+    "VALID",
+    "VALID_ZERO",
+    "ZERO_ALIASES",
+    "FieldGroup",
+    "JobSpec",
+    "JobUpdate",
+    "apply_update",
+    "attention_alias",
+    "zero_alias",
+]
+
+# Limits on inputs: beyond these the question is almost certainly a typo.
+MAX_SEQ_LEN: Final = 10_000_000
+MAX_BATCH: Final = 100_000
+MAX_GPUS: Final = 100_000
+MAX_NODES: Final = 4096
+MAX_CONTEXT_GIB: Final = 64.0
+MAX_TOKENS: Final = 1e15  # a thousand trillion tokens: far beyond any published training run
+MAX_HOURS: Final = 1e6
+
+FieldGroup = Literal["model", "training", "plan", "data", "limits"]
+
+# Names people use for a ZeRO stage, and the sharding implementation each implies.
+ZERO_ALIASES: Final[dict[str, tuple[int, Sharding]]] = {
+    "ddp": (0, "deepspeed"),
+    "none": (0, "deepspeed"),
+    "no-shard": (0, "deepspeed"),
+    "zero0": (0, "deepspeed"),
+    "zero1": (1, "deepspeed"),
+    "zero2": (2, "deepspeed"),
+    "zero3": (3, "deepspeed"),
+    "fsdp-shard-grad-op": (2, "fsdp"),
+    "shard-grad-op": (2, "fsdp"),
+    "fsdp-full-shard": (3, "fsdp"),
+    "full-shard": (3, "fsdp"),
+    "fsdp": (3, "fsdp"),
+}
+VALID_ZERO: Final = "0, 1, 2, 3 or an alias: " + ", ".join(ZERO_ALIASES)
+# Names of fused attention kernels, all modelled as sdpa (no s x s tensors).
+ATTENTION_ALIASES: Final[dict[str, str]] = {
+    "flash": "sdpa",
+    "flash-attention": "sdpa",
+    "flash-attention-2": "sdpa",
+    "flash_attention_2": "sdpa",
+    "fa2": "sdpa",
+    "spda": "sdpa",
+}
+
+
+# What is valid, per field, for the errors built from pydantic's constraint messages.
+VALID: Final[dict[str, str]] = {
+    "micro_batch_size": f"an integer from 1 to {MAX_BATCH} (sequences per GPU per step)",
+    "seq_len": f"an integer from 1 to {MAX_SEQ_LEN} (tokens)",
+    "num_gpus": f"an integer from 1 to {MAX_GPUS} (GPUs)",
+    "tensor_parallel": "an integer >= 1 that divides the number of attention heads",
+    "lora_rank": "an integer from 1 to the model's hidden size",
+    "lora_dropout": "a probability from 0 to below 1",
+    "zero_stage": VALID_ZERO,
+    "cuda_context_gib": f"GiB from 0 to {MAX_CONTEXT_GIB:g}",
+    "fragmentation": "a fraction from 0 to 1 of the allocated bytes",
+    "gradient_accumulation_steps": f"an integer from 1 to {MAX_BATCH} (micro-batches per step)",
+    "tokens": f"a count above 0 and at most {MAX_TOKENS:.0e} (tokens)",
+    "samples": f"a count above 0 and at most {MAX_TOKENS:.0e} (samples)",
+    "epochs": "a number of passes above 0 and at most 10,000",
+    "deadline_hours": f"hours above 0 and at most {MAX_HOURS:.0e}",
+    "max_nodes": f"an integer from 1 to {MAX_NODES} (nodes)",
+}
+
+
+def zero_alias(value: object) -> tuple[int, Sharding | None] | None:
+    """(stage, sharding) for a ZeRO alias such as 'fsdp-full-shard' or 'zero2' (a digit string
+    is a plain stage); None when `value` is not text. Unknown text is an InvalidInputError."""
+    if not isinstance(value, str):
+        return None
+    key = value.strip().lower().replace("_", "-").replace(" ", "-")
+    if key.isdigit():
+        return int(key), None
+    if key not in ZERO_ALIASES:
+        raise InvalidInputError("zero_stage", value, VALID_ZERO)
+    return ZERO_ALIASES[key]
+
+
+def attention_alias(value: object) -> object:
+    """'flash', 'FA2', 'flash_attention_2' -> 'sdpa'; other values unchanged (lower-cased)."""
+    if isinstance(value, str):
+        key = value.strip().lower().replace("_", "-")
+        return ATTENTION_ALIASES.get(key, key)
+    return value
+
+
+class JobSpec(BaseModel):
+    """One training or fine-tuning job as described; None = open (a stated default is used)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # -- the model
+    model: str | ModelArch | None = Field(
+        None,
+        description="the model: a registry name or Hugging Face id such as 'llama 3.1 8b' or"
+        " 'meta-llama/Llama-3.1-8B', a parameter count such as '70B' or '7e9', or an"
+        " architecture read from a config.json",
+    )
+    # -- how it trains
+    method: Method | None = Field(
+        None,
+        description="pretrain or full: every weight trains; lora: adapters over a frozen 16-bit"
+        " base; qlora: adapters over a frozen 4-bit NF4 base",
+    )
+    precision: Precision | None = Field(
+        None,
+        description="bf16-mixed or fp16-mixed (16-bit compute, fp32 master weights), bf16 (pure"
+        " 16-bit) or fp32",
+    )
+    optimizer: Optimizer | None = Field(None, description="optimizer; its state bytes differ")
+    lora_rank: int | None = Field(None, gt=0, le=65536, description="LoRA rank r (lora, qlora)")
+    lora_alpha: float | None = Field(None, gt=0, description="LoRA alpha (lora, qlora)")
+    lora_targets: str | None = Field(
+        None,
+        min_length=1,
+        max_length=500,
+        description="layers with adapters: all-linear, attention, mlp or module names a,b,c",
+    )
+    lora_dropout: float | None = Field(
+        None, ge=0, lt=1, description="LoRA dropout probability (lora, qlora)"
+    )
+    qlora_double_quant: bool | None = Field(
+        None, description="QLoRA: quantize the NF4 block constants too (qlora)"
+    )
+    micro_batch_size: int | None = Field(
+        None, gt=0, le=MAX_BATCH, description="micro-batch: sequences per GPU per step"
+    )
+    seq_len: int | None = Field(None, gt=0, le=MAX_SEQ_LEN, description="tokens per sequence")
+    gradient_checkpointing: Checkpointing | None = Field(
+        None, description="activation recomputation: none, selective or full"
+    )
+    attention: Attention | None = Field(
+        None, description="sdpa: fused kernels (PyTorch SDPA, FlashAttention); eager"
+    )
+    gradient_accumulation_steps: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_BATCH,
+        description="micro-batches per optimizer step; above 1 the gradients stay resident",
+    )
+    tensor_parallel: int | None = Field(
+        None, gt=0, le=1024, description="tensor-parallel degree (Megatron-style)"
+    )
+    sequence_parallel: bool | None = Field(
+        None, description="Megatron sequence parallelism (with tensor_parallel > 1)"
+    )
+    engine: Engine | None = Field(
+        None,
+        description="pytorch: torch.autocast over fp32 weights (Hugging Face Trainer without"
+        " DeepSpeed); deepspeed: 16-bit weights, fp32 master in the optimizer; auto: deepspeed"
+        " under ZeRO or offload, else pytorch",
+    )
+    optimizer_impl: OptimizerImpl | None = Field(
+        None,
+        description="how the optimizer step runs: foreach (PyTorch's CUDA default, one extra"
+        " state copy at the step), for-loop, fused; auto: fused under deepspeed, else foreach",
+    )
+    cuda_context_gib: float | None = Field(
+        None, ge=0, le=MAX_CONTEXT_GIB, description="CUDA context and framework per GPU, GiB"
+    )
+    fragmentation: float | None = Field(
+        None, ge=0, le=1, description="allocator margin, a fraction of the allocated bytes"
+    )
+    # -- the parallel plan of one estimate
+    num_gpus: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_GPUS,
+        description="GPUs: the data-parallel degree of an estimate; a ranking then considers"
+        " only clusters of exactly this many GPUs",
+    )
+    zero_stage: int | None = Field(
+        None,
+        ge=0,
+        le=3,
+        description="ZeRO stage 0-3 across num_gpus, or an alias such as fsdp-full-shard (3) or"
+        " fsdp-shard-grad-op (2)",
+    )
+    sharding: Sharding | None = Field(
+        None, description="which ZeRO-3 implementation decides the gathered unit: deepspeed, fsdp"
+    )
+    offload_optimizer: bool | None = Field(
+        None, description="optimizer state in CPU RAM (needs zero_stage >= 1)"
+    )
+    # -- the data
+    tokens: float | None = Field(
+        None, gt=0, le=MAX_TOKENS, description="training tokens per epoch, e.g. 2e8"
+    )
+    samples: int | None = Field(
+        None, gt=0, le=int(MAX_TOKENS), description="training samples per epoch (seq_len each)"
+    )
+    epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data")
+    # -- limits and objective
+    max_price_per_hour: Money | None = Field(
+        None, description="most per hour for the whole cluster (all nodes), e.g. 3 or '2.5 EUR'"
+    )
+    budget: Money | None = Field(None, description="most for the whole run, e.g. 200 or '150 EUR'")
+    deadline_hours: float | None = Field(
+        None, gt=0, le=MAX_HOURS, description="hours until the run must be done"
+    )
+    spot: SpotPolicy | None = Field(
+        None,
+        description="never: on-demand prices only; allowed: spot when it ranks better;"
+        " required: spot only",
+    )
+    providers: list[str] | None = Field(
+        None, max_length=64, description="only these providers, e.g. ['runpod', 'lambda']"
+    )
+    regions: list[str] | None = Field(
+        None,
+        max_length=64,
+        description="only these regions: an area (eu, us, asia) or a region name as the catalog"
+        " spells it, e.g. us-east-1 (eu-west matches eu-west-1 and eu-west-2)",
+    )
+    gpus: list[str] | None = Field(
+        None, max_length=64, description="only these GPUs, e.g. ['H100', 'A100-80GB', 'L40S']"
+    )
+    max_vram_gib: float | None = Field(
+        None, gt=0, le=4096, description="only GPUs with at most this much memory, GiB"
+    )
+    min_gpus: int | None = Field(None, ge=1, le=MAX_GPUS, description="at least this many GPUs")
+    max_gpus: int | None = Field(None, ge=1, le=MAX_GPUS, description="at most this many GPUs")
+    interconnect: Interconnect | None = Field(
+        None, description="required GPU-to-GPU link: nvswitch, nvlink (also NVSwitch) or pcie"
+    )
+    max_nodes: int | None = Field(
+        None, ge=1, le=MAX_NODES, description="largest multi-node cluster considered, nodes"
+    )
+    objective: Objective | None = Field(
+        None, description="cost: cheapest total; time: fastest; price: cheapest per hour"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aliases(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        found = zero_alias(data.get("zero_stage"))
+        if found is not None:
+            data["zero_stage"], sharding = found
+            if sharding is not None and data.get("sharding") is None:
+                data["sharding"] = sharding
+        if "attention" in data:
+            data["attention"] = attention_alias(data["attention"])
+        return data
+
+    @field_validator("providers", "regions", "gpus", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        """A comma-separated text or a list; names are trimmed, blanks dropped, duplicates kept
+        once; an empty list is open (None)."""
+        if value is None:
+            return None
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple):
+            return value
+        names = [str(item).strip() for item in items if str(item).strip()]
+        return list(dict.fromkeys(names)) or None
+
+    @classmethod
+    def parse(cls, values: dict[str, Any]) -> Self:
+        """A spec from plain values; a bad value is an InvalidInputError naming the field, the
+        value given and what is valid."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise invalid_input(exc, VALID) from None
+
+    def filled(self) -> dict[str, object]:
+        """The fields that hold a value, by name."""
+        return {name: value for name, value in self if value is not None}
+
+    def model_label(self) -> str | None:
+        """How the model is named: its spec text, or the name of an uploaded architecture."""
+        if isinstance(self.model, ModelArch):
+            return self.model.name
+        return self.model
+
+
+JOB_FIELDS: Final[tuple[str, ...]] = tuple(JobSpec.model_fields)
+FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
+    "model": ("model",),
+    "training": (
+        "method", "precision", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
+        "lora_dropout", "qlora_double_quant", "micro_batch_size", "seq_len",
+        "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
+        "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
+    ),
+    "plan": ("num_gpus", "zero_stage", "sharding", "offload_optimizer"),
+    "data": ("tokens", "samples", "epochs"),
+    "limits": (
+        "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
+        "max_vram_gib", "min_gpus", "max_gpus", "interconnect", "max_nodes", "objective",
+    ),
+}  # fmt: skip
+FieldName = Literal[
+    "model", "method", "precision", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
+    "lora_dropout", "qlora_double_quant", "micro_batch_size", "seq_len",
+    "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
+    "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
+    "num_gpus", "zero_stage", "sharding", "offload_optimizer", "tokens", "samples", "epochs",
+    "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
+    "max_vram_gib", "min_gpus", "max_gpus", "interconnect", "max_nodes", "objective",
+]  # fmt: skip
+# Fields that describe the same thing: setting one clears the others (data is tokens or samples).
+EXCLUSIVE: Final[dict[str, tuple[str, ...]]] = {"tokens": ("samples",), "samples": ("tokens",)}
+assert set(get_args(FieldName)) == set(JOB_FIELDS), "FieldName lists every JobSpec field"
+
+
+class JobUpdate(JobSpec):
+    """What one message or form edit says about the job: the fields it sets, and the fields it
+    resets to open."""
+
+    clear: list[FieldName] = Field(
+        default_factory=list, description="fields the message resets to open"
+    )
+
+    def given(self) -> dict[str, object]:
+        """The fields this update sets, by name."""
+        return {name: getattr(self, name) for name in JOB_FIELDS if getattr(self, name) is not None}
+
+    def is_empty(self) -> bool:
+        """True when the update sets and resets nothing."""
+        return not self.clear and not self.given()
+
+
+def apply_update(spec: JobSpec, update: JobUpdate) -> JobSpec:
+    """The job after one update: reset what `update.clear` names, then every field the update
+    sets replaces the old value (lists too: 'on RunPod or Lambda' replaces the providers)."""
+    values = dict(spec)
+    for cleared in update.clear:
+        values[cleared] = None
+    given = update.given()
+    for name, value in given.items():
+        values[name] = value
+        for other in EXCLUSIVE.get(name, ()):
+            if other not in given:
+                values[other] = None
+    return JobSpec.model_validate(values)
