@@ -22,12 +22,14 @@ from gradio_client.exceptions import AuthenticationError
 
 import app
 from assistant.agent.conversation import Assistant
+from assistant.agent.tool_args import RANK_FIELDS
 from assistant.settings import Settings
 from assistant.web.feedback import read_feedback
 from assistant.web.form import FORM_FIELDS
 from assistant.web.public_api import PublicApi
 from assistant.web.session import WebSession
 from knowledge.retrieval import Passage
+from tools.architectures.architecture import ModelArch
 from tools.catalog.store import load_catalog
 
 PASSAGES = {
@@ -110,7 +112,7 @@ def test_documented_api_lists_the_three_tools(served: tuple[str, Settings]) -> N
         "/estimate_memory", "/rank_instances", "/search_knowledge",
     ], "internal events stay private; /chat is callable but not an MCP tool"  # fmt: skip
     params = [p["parameter_name"] for p in api["named_endpoints"]["/rank_instances"]["parameters"]]
-    assert params[:3] == ["model", "method", "tokens"], "typed parameters from the signature"
+    assert params == ["model", "top", *RANK_FIELDS], "the job's fields, from the signature"
 
 
 @pytest.mark.slow
@@ -244,10 +246,12 @@ def test_editing_the_form_reruns_the_tools_and_the_chat_continues_from_it(tmp_pa
     for _ in ui.respond("LoRA on Llama 3.1 8B, 100M tokens", "en", web):
         pass
     assert web.panel.ranking is not None and web.panel.ranking.job.method == "lora"
-    values = dict(zip(FORM_FIELDS, ui.form_outputs(web), strict=True))
+    *shown, currency = ui.form_outputs(web)
+    values = dict(zip(FORM_FIELDS, shown, strict=True))
     assert values["model"] == "meta-llama/Llama-3.1-8B" and values["method"] == "lora"
+    assert currency == "USD"
     values["method"] = "full"
-    outputs = ui.apply_form(web, *values.values())
+    outputs = ui.apply_form(web, *values.values(), currency)
     assert outputs[0] is web and web.session.state.method == "full", "the chat's job changed"
     assert web.panel.ranking is not None and web.panel.ranking.job.method == "full"
     assert web.session.state.precision is None, "untouched defaults stay assumed"
@@ -269,8 +273,9 @@ def test_an_uploaded_config_becomes_the_job_model(tmp_path: Path) -> None:
     }), encoding="utf-8")  # fmt: skip
     web = WebSession()
     outputs = ui.upload(web, str(config))
-    assert outputs[0] is web and web.session.state.model == "8030261248", "its exact size"
-    assert web.uploaded_model() is not None and web.panel.estimate is not None
+    model = web.session.state.model
+    assert outputs[0] is web and isinstance(model, ModelArch), "the architecture is the model"
+    assert model.total_params() == 8_030_261_248 and web.panel.estimate is not None
     assert web.panel.estimate.model_name == "my-llama", "estimated with the uploaded dimensions"
     assert web.panel.notes == [
         "Model from the uploaded config.json (parameters): my-llama (8,030,261,248)"

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,7 +26,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from assistant.agent.events import (
     AnswerChunk,
@@ -45,7 +43,6 @@ from assistant.agent.events import (
 )
 from assistant.agent.graph import build_agent, make_chat_model
 from assistant.agent.policy import OfflinePolicy, TurnContext, plan_turn
-from assistant.agent.state import JobState
 from assistant.agent.tool_results import KnowledgeResult
 from assistant.agent.toolbox import KnowledgeSearch, ToolResources, build_tools
 from assistant.answers import compose
@@ -54,6 +51,8 @@ from assistant.settings import Settings
 from knowledge.langid import detect_language
 from tools.catalog.instances import Catalog
 from tools.catalog.store import load_catalog
+from tools.files import write_atomic
+from tools.job import JobSpec
 from tools.languages import LANGUAGES
 
 __all__ = ["MAX_MESSAGE_CHARS", "Assistant", "HistoryItem", "Session", "Turn", "choose_language"]
@@ -62,7 +61,9 @@ log = logging.getLogger("assistant")
 
 MAX_MESSAGE_CHARS = 4000
 HISTORY_FOR_MODEL = 20  # earlier messages an LLM sees (the job state carries the rest)
-SESSION_VERSION = 1
+SESSION_VERSION = 2
+# Job fields renamed since version 1 of the session file.
+_V1_FIELDS = {"dataset_tokens": "tokens", "dataset_samples": "samples", "region": "regions"}
 _MIN_WORDS_TO_SWITCH = 3
 _MIN_SCORE_TO_SWITCH = 0.5
 
@@ -81,8 +82,23 @@ class Session(BaseModel):
     version: int = SESSION_VERSION
     id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     language: str | None = Field(default=None, description="language of the last answer")
-    state: JobState = Field(default_factory=JobState)
+    state: JobSpec = Field(default_factory=JobSpec)
     history: list[HistoryItem] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """Sessions saved by version 1 name three job fields differently; read them as today's
+        (nothing a user said is lost)."""
+        if isinstance(data, dict) and data.get("version", 1) < SESSION_VERSION:
+            state = dict(data.get("state") or {})
+            for old, new in _V1_FIELDS.items():
+                if old in state:
+                    state[new] = state.pop(old)
+            if isinstance(state.get("regions"), str):
+                state["regions"] = [state["regions"]]
+            data = {**data, "state": state, "version": SESSION_VERSION}
+        return data
 
     @classmethod
     def load(cls, path: Path) -> Session:
@@ -93,11 +109,7 @@ class Session(BaseModel):
 
     def save(self, path: Path) -> None:
         """Write the session to `path` atomically."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(self.model_dump_json(indent=2))
-        os.replace(tmp, path)
+        write_atomic(path, self.model_dump_json(indent=2))
 
     def model_messages(self) -> list[BaseMessage]:
         """The recent conversation as chat messages, for the model."""
@@ -332,7 +344,7 @@ def _result(
 
 
 def _plain_result(
-    lang: str, text: str, state: JobState, brain: Brain, error_id: str | None = None
+    lang: str, text: str, state: JobSpec, brain: Brain, error_id: str | None = None
 ) -> TurnResult:
     return TurnResult(
         language=lang,
@@ -359,7 +371,7 @@ def _answer_events(result: TurnResult, kinds: list[NoticeKind] | None = None) ->
     yield Final(result=result)
 
 
-def _remember(session: Session, message: str, result: TurnResult, state: JobState) -> None:
+def _remember(session: Session, message: str, result: TurnResult, state: JobSpec) -> None:
     session.history.append(HistoryItem(role="user", content=message, lang=result.language))
     session.history.append(
         HistoryItem(role="assistant", content=result.answer, lang=result.language)

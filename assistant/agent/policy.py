@@ -30,16 +30,17 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict
 
-from assistant.agent.jobspec import JobPlan, build_job
-from assistant.agent.state import JobState
+from assistant.agent.tool_args import ESTIMATE_FIELDS, RANK_FIELDS
 from assistant.agent.tool_results import KnowledgeResult
 from assistant.answers import compose
-from assistant.extract import Intent, apply_update, classify_intent, extract_slots
+from assistant.extract import Intent, classify_intent, extract_slots
 from knowledge.langid import detect_language
+from tools.advice import ResolvedJob, resolve_job
 from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError
-from tools.memory import EstimateInput, MemoryEstimate
-from tools.ranking.models import RankRequest, RankResult
+from tools.job import JobSpec, Money, apply_update
+from tools.memory import MemoryEstimate
+from tools.ranking import RankResult
 
 __all__ = [
     "OfflinePolicy",
@@ -68,18 +69,19 @@ class TurnContext(BaseModel):
 
     lang: str
     text: str
-    state: JobState
+    state: JobSpec
     intent: Intent
-    plan: JobPlan | None
+    plan: ResolvedJob | None
     plan_error: AdvisorError | None = None
 
 
-def plan_turn(prior: JobState, text: str, lang: str, catalog: Catalog | None) -> TurnContext:
-    """Fold one user message into the job state and plan the job it now describes."""
+def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> TurnContext:
+    """Fold one user message into the job state and resolve the job it now describes (leniently:
+    a value the tools reject is dropped with a notice and its default used)."""
     state = apply_update(prior, extract_slots(text, lang))
     intent = classify_intent(text, lang, prior)
     try:
-        plan: JobPlan | None = build_job(state, catalog)
+        plan: ResolvedJob | None = resolve_job(state, catalog, strict=False)
     except AdvisorError as exc:
         return TurnContext(
             lang=lang, text=text, state=state, intent=intent, plan=None, plan_error=exc
@@ -92,7 +94,7 @@ def fold_messages(messages: Sequence[BaseMessage], catalog: Catalog | None) -> T
     texts = [m.text for m in messages if isinstance(m, HumanMessage)]
     if not texts:
         raise ValueError("the conversation has no user message")
-    state = JobState()
+    state = JobSpec()
     for text in texts[:-1]:
         state = apply_update(state, extract_slots(text, _detected(text)))
     return plan_turn(state, texts[-1], _detected(texts[-1]), catalog)
@@ -150,25 +152,33 @@ def turn_outcomes(messages: Sequence[BaseMessage]) -> list[ToolOutcome]:
 # --------------------------------------------------------------------------- tool arguments
 
 
-def job_tool_args(state: JobState, job: EstimateInput) -> dict[str, Any]:
-    """estimate_memory arguments for a planned job: the model as the user named it, and every
-    field the plan set."""
-    fields = job.model_dump(mode="json", include=job.model_fields_set - {"model"})
-    return {"model": state.model, **fields}
+def _tool_args(plan: ResolvedJob, names: tuple[str, ...]) -> dict[str, Any]:
+    """The job as a tool call: the model as the user named it, and every field of `names` the
+    conversation set (JSON-safe); the tool resolves the rest with the same defaults, so its
+    result is the plan's. A value the plan dropped (see its notices) is left out."""
+    spec = plan.spec
+    dropped = {notice.field for notice in plan.notices if notice.kind == "invalid_value"}
+    args = spec.model_dump(mode="json", include=set(names) - dropped, exclude_none=True)
+    for name in ("max_price_per_hour", "budget"):
+        money = getattr(spec, name)
+        if name in args and isinstance(money, Money):  # USD as a number, else "2.5 EUR"
+            args[name] = money.amount if money.is_usd else str(money)
+    return {"model": spec.model_label(), **args}
 
 
-def rank_tool_args(state: JobState, plan: JobPlan) -> dict[str, Any]:
-    """rank_instances arguments for a planned job."""
-    request: RankRequest = plan.request  # type: ignore[assignment]
-    args = job_tool_args(state, request.job)
-    args.update(request.workload.model_dump(mode="json", exclude_unset=True, exclude_none=True))
-    args.update(request.constraints.model_dump(mode="json", exclude_unset=True, exclude_none=True))
-    if "objective" in request.model_fields_set:
-        args["objective"] = request.objective
-    if plan.gpus:
-        args["gpus"] = plan.gpus
-    if plan.max_vram_gib is not None:
-        args["max_vram_per_gpu_gib"] = plan.max_vram_gib
+def job_tool_args(plan: ResolvedJob) -> dict[str, Any]:
+    """estimate_memory arguments for a resolved job."""
+    return _tool_args(plan, ESTIMATE_FIELDS)
+
+
+def rank_tool_args(plan: ResolvedJob) -> dict[str, Any]:
+    """rank_instances arguments for a resolved job (regions the catalog lacks are left out)."""
+    args = _tool_args(plan, RANK_FIELDS)
+    regions = plan.request.constraints.regions if plan.request is not None else None
+    if regions is None:
+        args.pop("regions", None)
+    else:
+        args["regions"] = regions
     return args
 
 
@@ -205,9 +215,8 @@ def planned_calls(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[Pla
     calls: list[PlannedCall] = []
     plan = ctx.plan
     if wants_job and plan is not None and plan.ready and ctx.state.model is not None:
-        assert plan.job is not None
-        rank_call = PlannedCall("rank_instances", rank_tool_args(ctx.state, plan))
-        calls += [PlannedCall("estimate_memory", job_tool_args(ctx.state, plan.job)), rank_call]
+        rank_call = PlannedCall("rank_instances", rank_tool_args(plan))
+        calls += [PlannedCall("estimate_memory", job_tool_args(plan)), rank_call]
         if not wants_guidance:
             ranking = next((o.artifact for o in outcomes if _is(o, rank_call)), None)
             calls += _caveat_calls(ctx, ranking if isinstance(ranking, RankResult) else None)

@@ -164,8 +164,14 @@ class JobSpec(BaseModel):
         " 16-bit) or fp32",
     )
     optimizer: Optimizer | None = Field(None, description="optimizer; its state bytes differ")
-    lora_rank: int | None = Field(None, gt=0, le=65536, description="LoRA rank r (lora, qlora)")
-    lora_alpha: float | None = Field(None, gt=0, description="LoRA alpha (lora, qlora)")
+    lora_rank: int | None = Field(
+        None, gt=0, le=MAX_BATCH, description="LoRA rank r, dimensions (lora, qlora)"
+    )
+    lora_alpha: float | None = Field(
+        None,
+        gt=0,
+        description="LoRA alpha, a scaling factor (lora, qlora; it does not change memory)",
+    )
     lora_targets: str | None = Field(
         None,
         min_length=1,
@@ -173,7 +179,7 @@ class JobSpec(BaseModel):
         description="layers with adapters: all-linear, attention, mlp or module names a,b,c",
     )
     lora_dropout: float | None = Field(
-        None, ge=0, lt=1, description="LoRA dropout probability (lora, qlora)"
+        None, ge=0, lt=1, description="LoRA dropout, a probability (lora, qlora)"
     )
     qlora_double_quant: bool | None = Field(
         None, description="QLoRA: quantize the NF4 block constants too (qlora)"
@@ -192,10 +198,10 @@ class JobSpec(BaseModel):
         None,
         gt=0,
         le=MAX_BATCH,
-        description="micro-batches per optimizer step; above 1 the gradients stay resident",
+        description="micro-batches per optimizer step (count); above 1 the gradients stay resident",
     )
     tensor_parallel: int | None = Field(
-        None, gt=0, le=1024, description="tensor-parallel degree (Megatron-style)"
+        None, gt=0, le=1024, description="tensor-parallel degree: GPUs per model replica (count)"
     )
     sequence_parallel: bool | None = Field(
         None, description="Megatron sequence parallelism (with tensor_parallel > 1)"
@@ -222,8 +228,8 @@ class JobSpec(BaseModel):
         None,
         gt=0,
         le=MAX_GPUS,
-        description="GPUs: the data-parallel degree of an estimate; a ranking then considers"
-        " only clusters of exactly this many GPUs",
+        description="GPUs (count): the data-parallel degree of an estimate; a ranking then"
+        " considers only clusters of exactly this many GPUs",
     )
     zero_stage: int | None = Field(
         None,
@@ -245,7 +251,7 @@ class JobSpec(BaseModel):
     samples: int | None = Field(
         None, gt=0, le=int(MAX_TOKENS), description="training samples per epoch (seq_len each)"
     )
-    epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data")
+    epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data (epochs)")
     # -- limits and objective
     max_price_per_hour: Money | None = Field(
         None, description="most per hour for the whole cluster (all nodes), e.g. 3 or '2.5 EUR'"
@@ -274,13 +280,20 @@ class JobSpec(BaseModel):
     max_vram_gib: float | None = Field(
         None, gt=0, le=4096, description="only GPUs with at most this much memory, GiB"
     )
-    min_gpus: int | None = Field(None, ge=1, le=MAX_GPUS, description="at least this many GPUs")
-    max_gpus: int | None = Field(None, ge=1, le=MAX_GPUS, description="at most this many GPUs")
+    min_gpus: int | None = Field(
+        None, ge=1, le=MAX_GPUS, description="at least this many GPUs (count)"
+    )
+    max_gpus: int | None = Field(
+        None, ge=1, le=MAX_GPUS, description="at most this many GPUs (count)"
+    )
     interconnect: Interconnect | None = Field(
         None, description="required GPU-to-GPU link: nvswitch, nvlink (also NVSwitch) or pcie"
     )
     max_nodes: int | None = Field(
-        None, ge=1, le=MAX_NODES, description="largest multi-node cluster considered, nodes"
+        None,
+        ge=1,
+        le=MAX_NODES,
+        description="largest multi-node cluster considered (count of nodes)",
     )
     objective: Objective | None = Field(
         None, description="cost: cheapest total; time: fastest; price: cheapest per hour"

@@ -9,7 +9,6 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableBinding
 
-from assistant.agent.jobspec import DEFAULTS, QLORA_OPTIMIZER
 from assistant.agent.policy import (
     CAVEAT_QUERIES,
     OfflinePolicy,
@@ -19,24 +18,16 @@ from assistant.agent.policy import (
     plan_turn,
     turn_outcomes,
 )
-from assistant.agent.state import JobState
 from assistant.agent.toolbox import ToolResources, build_tools
 from assistant.answers.i18n import message as i18n_message
 from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog
+from tools.job import JobSpec
+from tools.memory import estimate as estimate_of
 
-# What the user said, then the plan's stated defaults for the rest
-# (assistant.agent.jobspec.DEFAULTS).
-QLORA_8B = {
-    "model": "meta-llama/Llama-3.1-8B",
-    "method": "qlora",
-    "precision": DEFAULTS["precision"],
-    "optimizer": QLORA_OPTIMIZER,
-    "lora_rank": DEFAULTS["lora_rank"],
-    "seq_len": DEFAULTS["seq_len"],
-    "micro_batch_size": DEFAULTS["micro_batch_size"],
-    "gradient_checkpointing": DEFAULTS["gradient_checkpointing"],
-}
+# What the user said: the tools resolve the rest with the job's stated defaults, exactly as the
+# turn's plan did (tools.advice.resolve_job), so the calls carry only the given fields.
+QLORA_8B = {"model": "meta-llama/Llama-3.1-8B", "method": "qlora"}
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +35,8 @@ def catalog() -> Catalog:
     return builtin_catalog()
 
 
-def ctx_for(text: str, lang: str, catalog: Catalog, prior: JobState | None = None) -> TurnContext:
-    return plan_turn(prior or JobState(), text, lang, catalog)
+def ctx_for(text: str, lang: str, catalog: Catalog, prior: JobSpec | None = None) -> TurnContext:
+    return plan_turn(prior or JobSpec(), text, lang, catalog)
 
 
 def run_tools(calls: list[PlannedCall], catalog: Catalog, knowledge: Any) -> list[Any]:
@@ -70,17 +61,20 @@ def test_job_turn_calls_estimate_and_rank_with_the_plan(catalog: Catalog) -> Non
     step = next_step(ctx, [])
     assert step == [
         PlannedCall("estimate_memory", QLORA_8B),
-        PlannedCall(
-            "rank_instances",
-            {
-                **QLORA_8B,
-                "tokens": 200_000_000.0,
-                "epochs": 1.0,
-                "spot": "never",
-                "objective": "cost",
-            },
-        ),
+        PlannedCall("rank_instances", {**QLORA_8B, "tokens": 200_000_000.0}),
     ]
+
+
+def test_the_tools_resolve_the_plans_job(catalog: Catalog, knowledge_base: Any) -> None:
+    """The calls carry what the user said; the tools' artifacts are the plan's job."""
+    ctx = ctx_for("Llama 3.1 8B with QLoRA on 200M tokens, spot is fine", "en", catalog)
+    step = next_step(ctx, [])
+    assert isinstance(step, list) and ctx.plan is not None
+    _, estimate, ranking = run_tools(step, catalog, knowledge_base)
+    assert ctx.plan.estimate_input is not None and ctx.plan.request is not None
+    assert estimate.artifact.per_gpu.total == estimate_of(ctx.plan.estimate_input).per_gpu.total
+    assert ranking.artifact.job.tokens == ctx.plan.request.workload.total_tokens(2048)
+    assert ranking.artifact.job.spot_policy == "allowed"
 
 
 def test_amendments_change_only_what_they_say(catalog: Catalog) -> None:

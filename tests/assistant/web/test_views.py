@@ -9,16 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assistant.web.charts import memory_chart, vram_lines
 from assistant.web.views import (
     CatalogFilters,
     breakdown_table,
     catalog_table,
     excluded_table,
     filter_catalog_table,
-    memory_chart,
     passages_markdown,
     ranked_table,
-    vram_lines,
 )
 from knowledge.retrieval import Passage
 from tests.assistant.artifacts import make_estimate, make_excluded, make_option, make_ranking
