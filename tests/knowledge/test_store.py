@@ -30,7 +30,7 @@ from knowledge.store import (
     IndexStore,
     content_hash,
 )
-from tests.knowledge.conftest import HashEmbeddings
+from tests.fakes.embeddings import HashEmbeddings
 from tools.errors import InvalidInputError
 
 EMB = HashEmbeddings()

@@ -8,11 +8,12 @@ from typing import Any
 import gradio as gr
 
 from assistant.agent.conversation import MAX_MESSAGE_CHARS
+from assistant.languages import language_from_header
 from assistant.web.blocks.common import language_choices, t
 from assistant.web.blocks.handlers import App
 from assistant.web.panel import compute_panel
 from assistant.web.session import WebSession
-from assistant.web.ui_strings import example_prompts, language_from_header
+from assistant.web.ui_strings import example_prompts
 
 __all__ = ["chat_column", "wire_chat"]
 

@@ -17,7 +17,7 @@ import yaml
 
 from assistant.agent.conversation import Assistant, Session
 from assistant.agent.events import ToolCallRecord, TurnResult
-from assistant.agent.policy import CAVEAT_QUERIES
+from assistant.agent.turn import CAVEAT_QUERIES
 from assistant.answers.i18n import message as i18n_message
 from assistant.settings import Settings
 from tools.catalog import builtin_catalog

@@ -24,7 +24,7 @@ from assistant.answers.compose import (
 from assistant.answers.parts import Answer, figures_in
 from assistant.grounding.check import GroundingSources, check_grounding
 from knowledge.retrieval import Passage
-from tests.assistant.artifacts import make_estimate, make_excluded, make_option, make_ranking
+from tests.fakes.artifacts import make_estimate, make_excluded, make_option, make_ranking
 from tools.advice import Assumed, JobNotice, ResolvedJob
 from tools.errors import InvalidInputError, UnknownNameError
 from tools.job import JOB_FIELDS, JobSpec, Money

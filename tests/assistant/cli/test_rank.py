@@ -12,8 +12,8 @@ import pytest
 from assistant.cli import build_parser, main
 from assistant.cli.job_args import job_spec
 from assistant.cli.rank import GROUPS, request_assumptions
+from tests.fakes.catalogs import instance
 from tests.tools.ranking.test_rank import N1, ONE_GPU_SPOT, QLORA_CATALOG, _qlora_request
-from tests.tools.ranking_fixtures import instance
 from tools.catalog.files import write_catalog_yaml
 from tools.catalog.instances import Catalog
 from tools.job import Money

@@ -12,7 +12,7 @@ from assistant.agent.tool_args import ESTIMATE_FIELDS, RANK_FIELDS, EstimateMemo
 from assistant.agent.toolbox import run_estimate_memory
 from assistant.web.public_api import PublicApi
 from knowledge.base import KnowledgeBase
-from tests.assistant.web.test_panel import _catalog
+from tests.fakes.catalogs import web_catalog
 from tools.errors import InvalidInputError, UnknownNameError
 
 
@@ -20,7 +20,7 @@ def _api(kb: KnowledgeBase | None = None) -> PublicApi:
     def no_kb() -> KnowledgeBase:
         raise AssertionError("not needed")
 
-    return PublicApi(_catalog, (lambda: kb) if kb else no_kb)
+    return PublicApi(web_catalog, (lambda: kb) if kb else no_kb)
 
 
 def test_estimate_memory_returns_exactly_the_tool_json_text() -> None:

@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fakes.catalogs import instance
 from tests.fakes.jobs import bare_input
-from tests.tools.ranking_fixtures import instance
 from tools.catalog.instances import Instance
 from tools.memory import estimate
 from tools.ranking import RankRequest, Workload, rank
