@@ -8,7 +8,6 @@ it is marked slow.
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,44 +27,15 @@ from assistant.web.feedback import read_feedback
 from assistant.web.form import FORM_FIELDS
 from assistant.web.public_api import PublicApi
 from assistant.web.session import WebSession
-from knowledge.retrieval import Passage
+from tests.fakes.app import TinyKnowledge, free_port, make_settings, running_app
 from tools.architectures.architecture import ModelArch
 from tools.catalog.store import load_catalog
-
-PASSAGES = {
-    "en": ("Spot instances can be reclaimed", "Save a checkpoint often when you run on spot."),
-    "tr": ("Spot örnekler geri alınabilir", "Spot üzerinde sık sık checkpoint kaydedin."),
-}
-
-
-class TinyKnowledge:
-    """A knowledge base of one topic in two languages (what the tools need: `search`)."""
-
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
-        code = lang if lang in PASSAGES else "en"
-        title, text = PASSAGES[code]
-        passage = Passage(
-            topic="provider/spot", lang=code, title=title, text=text,
-            source=f"knowledge/docs/{code}/spot.md", score=1.0, chunk_id=f"provider/spot#{code}#0",
-            query_lang=lang or "en", lang_fallback=False,
-        )  # fmt: skip
-        return [passage][:k]
 
 
 @pytest.fixture(autouse=True)
 def _gradio_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Files the app hands to Gradio (launch-spec downloads) land in the test's folder."""
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def make_settings(data_dir: Path, **over: Any) -> Settings:
-    return Settings(data_dir=data_dir, port=free_port(), **over)
 
 
 @pytest.fixture(scope="module")
@@ -75,15 +45,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Sett
         env.setenv("GRADIO_ANALYTICS_ENABLED", "False")
         env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
         settings = make_settings(tmp_path_factory.mktemp("data"))
-        assistant = Assistant(settings, knowledge=TinyKnowledge())
-        demo = app.build_demo(settings, assistant=assistant)
-        demo.queue(default_concurrency_limit=app.CONCURRENCY, max_size=app.QUEUE_SIZE)
-        options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
-        _, url, _ = demo.launch(**options)
-        try:
+        with running_app(settings) as url:
             yield url, settings
-        finally:
-            demo.close()
 
 
 def _texts(message: dict[str, Any]) -> str:

@@ -11,10 +11,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-import app
-from assistant.agent.conversation import Assistant
 from assistant.cli import main as cli_main
-from tests.test_app import TinyKnowledge, make_settings
+from tests.fakes.app import make_settings, running_app
 
 TOOLS = ["estimate_memory", "rank_instances", "search_knowledge"]
 
@@ -26,14 +24,8 @@ def mcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         env.setenv("GRADIO_ANALYTICS_ENABLED", "False")
         env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
         settings = make_settings(tmp_path_factory.mktemp("data"), mcp=True)
-        demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
-        demo.queue()
-        options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
-        _, url, _ = demo.launch(**options)
-        try:
+        with running_app(settings) as url:
             yield f"{url}gradio_api/mcp/"
-        finally:
-            demo.close()
 
 
 async def _session_calls(

@@ -62,3 +62,28 @@ def web_catalog() -> Catalog:
                       price_per_hour=2.99, spot_price_per_hour=None, spot_available=False,
                       regions=[]),
     ])  # fmt: skip
+
+
+def shop_catalog() -> Catalog:
+    """Eleven instances of four providers for filter tests: every GPU family with variants
+    (H100 SXM/PCIe/NVL, A100 40/80 GB, V100 16/32 GB), spot and on-demand, several regions."""
+    rows = [
+        ("lambda", "h100-pcie-1x", "H100-PCIe", 1, 2.49, None, ["us-west-1"]),
+        ("lambda", "h100-sxm-8x", "H100-SXM", 8, 23.92, None, ["us-east-1"]),
+        ("runpod", "h100-nvl-1x", "H100-NVL", 1, 2.59, 1.4, ["EU-RO-1"]),
+        ("runpod", "a100-80-sxm-1x", "A100-80GB-SXM", 1, 1.64, None, ["EU-RO-1"]),
+        ("runpod", "a100-40-pcie-1x", "A100-40GB-PCIe", 1, 1.19, None, ["US-TX-3"]),
+        ("aws", "p5.48xlarge", "H100-SXM", 8, 55.04, 16.95, ["us-east-1", "us-west-2"]),
+        ("aws", "p6-b200.48xlarge", "B200", 8, 113.93, 23.84, ["us-east-1"]),
+        ("aws", "p3.2xlarge", "V100-16GB-SXM", 1, 3.06, 0.92, ["us-east-1"]),
+        ("gcp", "a3-highgpu-8g", "H100-SXM", 8, 43.07, None, ["us-central1"]),
+        ("gcp", "v100-32-1x", "V100-32GB-SXM", 1, 2.55, None, ["europe-west4"]),
+        ("azure", "nc40-h100", "H100-NVL", 1, 6.98, 2.19, ["eastus"]),
+    ]
+    return Catalog(
+        instance(
+            name, gpu, count, price, provider=provider, regions=regions,
+            spot_price_per_hour=spot, spot_available=spot is not None,
+        )
+        for provider, name, gpu, count, price, spot, regions in rows
+    )  # fmt: skip
