@@ -52,7 +52,7 @@ from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError, InvalidInputError, invalid_input
 from tools.gpus import GPUSpec, lookup_gpu
 from tools.job import JobSpec
-from tools.job.spec import VALID
+from tools.job.limits import VALID
 from tools.memory import MemoryEstimate
 from tools.ranking import RankResult, rank
 

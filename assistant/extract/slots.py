@@ -26,7 +26,7 @@ from tools.architectures.param_guess import MAX_PARAMS, MIN_PARAMS
 from tools.catalog.providers import known_providers
 from tools.gpus import lookup_gpu
 from tools.job import JobUpdate, Money
-from tools.job.spec import MAX_BATCH, MAX_SEQ_LEN
+from tools.job.limits import MAX_BATCH, MAX_SEQ_LEN
 
 MAX_CHARS = 20_000  # longer messages are read up to here (the assistant refuses > 4000 anyway)
 _MAX_VRAM_GIB = 1024  # more per GPU than any GPU has: not a VRAM figure

@@ -29,7 +29,7 @@ from assistant.agent.toolbox import (
 )
 from tools.catalog.instances import Catalog
 from tools.errors import invalid_input
-from tools.job.spec import VALID
+from tools.job.limits import VALID
 
 __all__ = ["PublicApi"]
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tools.enums import Interconnect, Objective, Pricing, SpotPolicy
 from tools.job import DEFAULTS, JobSpec
-from tools.job.spec import MAX_NODES
+from tools.job.limits import MAX_NODES
 from tools.memory import EstimateInput
 from tools.ranking.costs import SpotAssumptions
 from tools.ranking.plans import PlanName
