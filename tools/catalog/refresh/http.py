@@ -78,27 +78,39 @@ def fetch(
     *,
     headers: Mapping[str, str] | None = None,
     unreachable: Unreachable | None = None,
+    mirror_on_429: str | None = None,
 ) -> Fetched:
-    """GET `url` under `policy`; raises FetchError with one line saying why it failed."""
-    scheme, host = urlsplit(url).scheme, urlsplit(url).netloc
-    if scheme not in ("http", "https"):
-        raise FetchError(f"not an http(s) URL: {url[:120]}")
-    if unreachable is not None and host in unreachable.hosts:
-        raise FetchError(unreachable.hosts[host])
+    """GET `url` under `policy`; on HTTP 429 switch to `mirror_on_429` (same tries, no wait).
+    Raises FetchError with one line saying why it failed."""
     last: FetchError | None = None
-    for attempt in range(1, max(1, policy.attempts) + 1):
+    attempt = 0
+    while attempt < max(1, policy.attempts):
+        attempt += 1
+        host = urlsplit(url).netloc
         try:
+            _check_target(url, unreachable)
             return _get_once(url, policy, headers or {}, attempt)
         except FetchError as exc:
             last = exc
             if exc.unreachable and unreachable is not None:
                 unreachable.hosts[host] = exc.reason
+            if exc.status == 429 and mirror_on_429:
+                url, mirror_on_429, attempt = mirror_on_429, None, attempt - 1
+                continue
             if not exc.retryable or attempt == policy.attempts:
                 break
             policy.sleep(policy.backoff_s * 2 ** (attempt - 1))
     assert last is not None
     tries = f" after {policy.attempts} attempts" if last.retryable and policy.attempts > 1 else ""
     raise FetchError(last.reason + tries, last.status, last.retryable)
+
+
+def _check_target(url: str, unreachable: Unreachable | None) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise FetchError(f"not an http(s) URL: {url[:120]}")
+    if unreachable is not None and parts.netloc in unreachable.hosts:
+        raise FetchError(unreachable.hosts[parts.netloc])
 
 
 def _get_once(url: str, policy: HttpPolicy, headers: Mapping[str, str], attempt: int) -> Fetched:

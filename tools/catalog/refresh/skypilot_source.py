@@ -15,7 +15,7 @@ import hashlib
 import io
 from datetime import datetime
 
-from tools.catalog.refresh.http import Fetched, FetchError, HttpPolicy, Unreachable, fetch
+from tools.catalog.refresh.http import Fetched, HttpPolicy, Unreachable, fetch
 from tools.catalog.refresh.models import SKYPILOT_SCHEMA, ProviderPlan, RefreshConfig
 from tools.catalog.refresh.parsed import (
     Download,
@@ -55,21 +55,12 @@ def download(
         if state.last_modified:
             headers["If-Modified-Since"] = state.last_modified
     url = f"{config.skypilot_url.rstrip('/')}/{catalog_path(plan)}"
-    once = HttpPolicy(policy.timeout_s, 1, 0.0, policy.max_bytes, policy.sleep)
-    try:
-        got = fetch(url, once, headers=headers, unreachable=unreachable)
-    except FetchError as exc:
-        mirror = config.mirror()
-        if exc.status == 429 and mirror:
-            url = f"{mirror.rstrip('/')}/{catalog_path(plan)}"
-            got = fetch(url, policy, headers=headers, unreachable=unreachable)
-        elif exc.retryable:
-            got = fetch(url, policy, headers=headers, unreachable=unreachable)
-        else:
-            raise
+    mirror = config.mirror()
+    mirror_url = f"{mirror.rstrip('/')}/{catalog_path(plan)}" if mirror else None
+    got = fetch(url, policy, headers=headers, unreachable=unreachable, mirror_on_429=mirror_url)
     if got.status == 304:
         return NotModified(state.version if state else None)
-    return Download(_version(got), url, got.body, got.etag, got.last_modified)
+    return Download(_version(got), got.url, got.body, got.etag, got.last_modified)
 
 
 def _version(got: Fetched) -> str:
