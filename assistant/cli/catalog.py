@@ -108,7 +108,7 @@ def _load(settings: Settings) -> Catalog:
     return load_catalog(settings.data_dir, settings.catalog_paths)
 
 
-def _now() -> datetime:
+def cli_now() -> datetime:
     """Now in UTC, on the day `date.today()` says (tests pin the day through `date`)."""
     real = datetime.now(UTC)
     day = date.today()
@@ -138,7 +138,7 @@ def list_handler(args: argparse.Namespace) -> int:
     from assistant.settings import Settings
 
     settings = Settings()
-    now = _now()
+    now = cli_now()
     found = _load(settings).filter(
         gpu=args.gpu,
         min_vram_gib=args.min_vram,
@@ -187,7 +187,7 @@ def show_handler(args: argparse.Namespace) -> int:
 
     settings = Settings()
     item = _load(settings).get(args.id)
-    data = row(item, _now(), settings.stale_price_days)
+    data = row(item, cli_now(), settings.stale_price_days)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
