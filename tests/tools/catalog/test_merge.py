@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from tests.tools.ranking_fixtures import instance
+from tests.fakes.catalogs import instance
 from tools.catalog.freshness import price_age, provider_summaries, short_age
 from tools.catalog.instances import Catalog, Instance
 from tools.catalog.merge import describe_overrides, import_conflicts, overlay_fresh
