@@ -1,12 +1,13 @@
 """Live prices: refresh provider catalogs from gpuhunt's and SkyPilot's hosted catalogs.
 
 `refresh_catalogs(data_dir, config, providers=..., source=..., on_progress=...)` is the one entry
-point (the CLI's `catalog refresh`, the app's Catalog tab and its background refresh call it);
-it returns a typed `RefreshReport`. `plan_refresh` says what would be refreshed, `due_for_refresh`
-what is older than a given age, `load_refreshed` reads the snapshots back. Modules: `models`
-(config, events, report), `http` (one download), `gpuhunt_source` and `skypilot_source` (the two
-layouts), `parsed` (checks against the last good copy), `state` (snapshots and state file),
-`engine` (the loop over providers).
+point (the CLI's `catalog refresh` and the app's Catalog tab call it); it returns a typed
+`RefreshReport`. `refresh_older_than(data_dir, config, hours)` refreshes only what is older than
+that (the app's background thread, with Settings.catalog_refresh_hours). `plan_refresh` says
+what would be refreshed, `due_for_refresh` what is due, `load_refreshed` reads the snapshots back.
+Modules: `models` (config, events, report), `http` (one download), `gpuhunt_source` and
+`skypilot_source` (the two layouts), `parsed` (checks against the last good copy), `state`
+(snapshots and state file), `engine` (the loop over providers).
 """
 
 from tools.catalog.refresh.engine import (
@@ -14,6 +15,7 @@ from tools.catalog.refresh.engine import (
     load_refreshed,
     plan_refresh,
     refresh_catalogs,
+    refresh_older_than,
 )
 from tools.catalog.refresh.models import (
     DEFAULT_TTL_HOURS,
@@ -37,4 +39,5 @@ __all__ = [
     "load_refreshed",
     "plan_refresh",
     "refresh_catalogs",
+    "refresh_older_than",
 ]

@@ -250,6 +250,23 @@ def load_refreshed(data_dir: Path) -> list[Catalog]:
     return [catalog for _, catalog in sorted(catalogs, key=lambda pair: pair[0])]
 
 
+def refresh_older_than(
+    data_dir: Path,
+    config: RefreshConfig | None,
+    hours: float,
+    *,
+    on_progress: ProgressFn | None = None,
+    now: Callable[[], datetime] | None = None,
+) -> RefreshReport:
+    """The app's background refresh: every default provider whose copy was last checked more
+    than `hours` ago (Settings.catalog_refresh_hours), the others left untouched and unasked."""
+    if hours <= 0:
+        raise InvalidInputError("hours", hours, "a number of hours > 0")
+    return refresh_catalogs(
+        data_dir, config, max_age=timedelta(hours=hours), on_progress=on_progress, now=now
+    )
+
+
 def due_for_refresh(
     data_dir: Path, max_age: timedelta, now: datetime, plans: Sequence[ProviderPlan]
 ) -> list[ProviderPlan]:

@@ -369,3 +369,30 @@ def test_settings_feed_the_refresh(monkeypatch: pytest.MonkeyPatch) -> None:
         == "https://skypilot-catalog.s3.us-east-1.amazonaws.com/catalogs"
     )
     assert snapshot_path(Path("/d"), "gpuhunt-aws") == Path("/d/prices/gpuhunt-aws.csv")
+
+
+def test_background_refresh_touches_only_what_is_older(
+    tmp_path: Path, server: CatalogServer
+) -> None:
+    from tools.catalog.refresh import due_for_refresh, refresh_older_than
+
+    publish(server, "aws", "v1", AWS_ITEMS)
+    publish(server, "gcp", "g1", GCP_ITEMS)
+    refresh(tmp_path, server, ["aws"], at=NOW - timedelta(hours=10))
+    refresh(tmp_path, server, ["gcp"], at=NOW - timedelta(hours=2))
+    plans = plan_refresh(["aws", "gcp"])
+    due = due_for_refresh(tmp_path, timedelta(hours=6), NOW, plans)
+    assert [p.key for p in due] == ["gpuhunt-aws"]
+    server.requests.clear()
+    events: list[str] = []
+    report = refresh_catalogs(
+        tmp_path, config(server), providers=["aws", "gcp"], max_age=timedelta(hours=6),
+        now=lambda: NOW, on_progress=lambda e: events.append(f"{e.provider}:{e.stage}"),
+    )  # fmt: skip
+    assert [r.status for r in report.results] == ["unchanged", "fresh"]
+    assert server.requests == ["/v3/aws/version"], "the fresh one is not even asked"
+    assert events == [
+        "aws:start", "aws:checking", "aws:done", "gcp:start", "gcp:done",
+    ]  # fmt: skip
+    with pytest.raises(InvalidInputError, match="hours: got 0; valid: a number of hours > 0"):
+        refresh_older_than(tmp_path, config(server), 0)
