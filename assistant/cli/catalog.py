@@ -116,18 +116,10 @@ def cli_now() -> datetime:
 
 
 def row(item: Instance, now: datetime, max_age_days: int) -> dict[str, Any]:
-    """Every Instance field plus its price age (days, hours, words) and STALE flag at `now`."""
-    from tools.catalog.freshness import price_age
+    """Every Instance field plus $/GPU-hour, its price age (days, hours, words) and STALE flag."""
+    from tools.catalog.freshness import catalog_row
 
-    age = price_age(item, now, max_age_days)
-    return {
-        **item.model_dump(mode="json"),
-        "price_per_gpu_hour": round(item.price_per_gpu_hour, 6),
-        "price_age_days": age.age_days,
-        "price_age_hours": age.age_hours,
-        "price_age": age.text,
-        "stale": age.stale,
-    }
+    return catalog_row(item, now, max_age_days)
 
 
 def _money(value: float | None) -> str:

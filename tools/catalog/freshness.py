@@ -4,7 +4,8 @@ A refreshed row has `fetched_at` (UTC download time) and ages in hours ("fetched
 gpuhunt"); a curated or imported row has only `as_of` and ages in days ("curated price, 187 days
 old"). A price is stale when it is more than `stale_days` days old (Settings.stale_price_days,
 default 120). These are the data helpers the CLI, the ranking and the app's Catalog tab share:
-`price_age` per row, `provider_summaries` per provider, `per_gpu_hour` for a comparison column.
+`price_age` per row, `provider_summaries` per provider, `per_gpu_hour` for a comparison column,
+`catalog_row` for a whole table row.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -132,3 +134,22 @@ def _summary(
 def per_gpu_hour(item: Instance, spot: bool = False) -> float | None:
     """USD per GPU-hour, on demand or spot (None without a spot price): the comparison column."""
     return item.spot_price_per_gpu_hour if spot else item.price_per_gpu_hour
+
+
+def catalog_row(
+    item: Instance, now: datetime, stale_days: int = DEFAULT_STALE_PRICE_DAYS
+) -> dict[str, Any]:
+    """One row of a comparison table (the CLI's `catalog list --json`, the app's Catalog tab):
+    every Instance field as JSON, USD per GPU-hour on demand and spot, the price's age in days,
+    hours and words, and the stale flag."""
+    age = price_age(item, now, stale_days)
+    spot = per_gpu_hour(item, spot=True)
+    return {
+        **item.model_dump(mode="json"),
+        "price_per_gpu_hour": round(item.price_per_gpu_hour, 6),
+        "spot_price_per_gpu_hour": None if spot is None else round(spot, 6),
+        "price_age_days": age.age_days,
+        "price_age_hours": age.age_hours,
+        "price_age": age.text,
+        "stale": age.stale,
+    }

@@ -109,3 +109,19 @@ def test_price_ages_in_words_and_per_provider() -> None:
         " 1 gpuhunt; 1 stale (older than 120 days)"
     )
     assert (summary.origins, summary.stale_rows) == ({"curated": 1, "gpuhunt": 1}, 1)
+
+
+def test_catalog_row_is_the_comparison_table_row() -> None:
+    from tools.catalog.freshness import catalog_row
+
+    item = fresh("p5.48xlarge", "H100-SXM", 8, 55.04, ["us-east-1"]).model_copy(
+        update={"spot_price_per_hour": 9.37, "spot_available": True}
+    )
+    row = catalog_row(item, NOW, 120)
+    assert (row["price_per_gpu_hour"], row["spot_price_per_gpu_hour"]) == (6.88, 1.17125)
+    assert (row["price_age"], row["price_age_hours"], row["stale"]) == (
+        "fetched 3 h ago from gpuhunt", 3.0, False,
+    )  # fmt: skip
+    assert (row["origin"], row["fetched_at"], row["as_of"]) == (
+        "gpuhunt", "2026-11-30T09:00:00Z", "2026-11-30",
+    )  # fmt: skip
