@@ -94,9 +94,11 @@ def _positive(value: float | None) -> float | None:
     return value if value is not None and value > 0 else None
 
 
-def _usable(cloud: str, row: SkyRow, skipped: Counter[str]) -> _Priced | None:
+def _usable(
+    cloud: str, row: SkyRow, skipped: Counter[str], memory_per_gpu: bool = False
+) -> _Priced | None:
     reason = skip_reason_for_accelerator(row.accelerator, row.count)
-    mib = per_gpu_mib(cloud, row)
+    mib = row.gpu_mib if memory_per_gpu else per_gpu_mib(cloud, row)
     gpu = None if reason else resolve_gpu(cloud, row.instance_type, row.accelerator, mib)
     if reason is None and gpu is not None:
         reason = memory_mismatch(gpu, mib)
@@ -261,18 +263,21 @@ def instances_from_rows(
     split_gcp_prices: bool = True,
     extra: dict[str, Any] | None = None,
     lenient: bool = False,
+    memory_per_gpu: bool = False,
 ) -> ImportResult:
     """All instances of one cloud's rows (GCP host rows included in `rows`).
 
     split_gcp_prices: GCP accelerator rows carry the GPU price alone and are joined to their host
     VM row (SkyPilot's layout); False for sources that price whole GCP instances (gpuhunt).
     extra: fields set on every instance (origin, fetched_at). lenient: an instance that fails
-    validation (an implausible price) is skipped and counted instead of failing everything."""
+    validation (an implausible price) is skipped and counted instead of failing everything.
+    memory_per_gpu: the rows' GPU memory is per GPU whatever the cloud (gpuhunt), not SkyPilot's
+    Vast.ai total of all the row's GPUs."""
     skipped: Counter[str] = Counter()
     if cloud == "gcp" and split_gcp_prices:
         priced = _gcp_priced(rows, skipped)
     else:
-        priced = [p for r in rows if (p := _usable(cloud, r, skipped)) is not None]
+        priced = [p for r in rows if (p := _usable(cloud, r, skipped, memory_per_gpu)) is not None]
     by_type: dict[str, list[_Priced]] = defaultdict(list)
     for item in priced:
         by_type[item.instance_type].append(item)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tools.catalog.files import CatalogFileError, read_catalog_file, write_catalog_csv
 from tools.catalog.instances import Catalog
-from tools.catalog.refresh import gpuhunt_source, skypilot_source
+from tools.catalog.refresh import gpuhunt_live, gpuhunt_source, skypilot_source
 from tools.catalog.refresh.http import FetchError, HttpPolicy, Unreachable
 from tools.catalog.refresh.models import (
     ProgressFn,
@@ -47,27 +47,32 @@ def plan_refresh(
     providers: Sequence[str] | None = None, source: SourceChoice = "all"
 ) -> list[ProviderPlan]:
     """Which (source, provider) pairs to refresh. Without `providers`: every gpuhunt offline
-    provider and/or SkyPilot's clouds that gpuhunt lacks; with them, each named provider from the
-    first chosen source that publishes it (any SkyPilot cloud may be named with --source
-    skypilot). Unknown names raise InvalidInputError listing the known ones."""
+    provider and/or SkyPilot's clouds that gpuhunt lacks (never a live marketplace API). With
+    them, each named provider from the first source that publishes it: gpuhunt's offline
+    catalogs, then SkyPilot's (any SkyPilot cloud may be named with --source skypilot), then
+    gpuhunt's live providers (first with --source gpuhunt). Unknown names raise
+    InvalidInputError listing the known ones."""
     hunted = gpuhunt_source.offline_providers() if source in ("gpuhunt", "all") else {}
+    live = gpuhunt_live.live_providers() if source in ("gpuhunt", "all") else {}
     sky = set(skypilot_source.CLOUDS) if source in ("skypilot", "all") else set()
     if not providers:
         plans = [ProviderPlan(source="gpuhunt", provider=p, remote=r) for p, r in hunted.items()]
         return plans + [ProviderPlan(source="skypilot", provider=c, remote=c) for c in sorted(sky)]
-    plans = []
-    for name in dict.fromkeys(p.strip().lower() for p in providers):
-        if name in hunted:
-            plans.append(ProviderPlan(source="gpuhunt", provider=name, remote=hunted[name]))
-        elif name in sky or (source == "skypilot" and name.isidentifier()):
-            plans.append(ProviderPlan(source="skypilot", provider=name, remote=name))
-        else:
-            known = sorted({*hunted, *sky})
-            raise InvalidInputError(
-                "provider", name, f"one of {', '.join(known)} (source {source}); live marketplace"
-                " APIs (gpuhunt's online providers) are not called by a refresh",
-            )  # fmt: skip
-    return plans
+    return [_plan_for(name, source, hunted, live, sky)
+            for name in dict.fromkeys(p.strip().lower() for p in providers)]  # fmt: skip
+
+
+def _plan_for(
+    name: str, source: SourceChoice, hunted: dict[str, str], live: dict[str, str], sky: set[str]
+) -> ProviderPlan:
+    if name in hunted:
+        return ProviderPlan(source="gpuhunt", provider=name, remote=hunted[name])
+    if name in live and (source == "gpuhunt" or name not in sky):
+        return ProviderPlan(source="gpuhunt", provider=name, remote=live[name], live=True)
+    if name in sky or (source == "skypilot" and name.isidentifier()):
+        return ProviderPlan(source="skypilot", provider=name, remote=name)
+    known = sorted({*hunted, *sky, *live})
+    raise InvalidInputError("provider", name, f"one of {', '.join(known)} (source {source})")
 
 
 def refresh_catalogs(
@@ -152,24 +157,46 @@ class _Job:
             return self._result(
                 "fresh", f"fresh: checked {_ago(now - checked)} ago, TTL {_hours(ttl)}"
             )
-        module = _SOURCES[self.plan.source]
         try:
             emit("checking", "")
-            got = module.download(self.plan, state if have else None, self.config, self.policy,
-                                  self.unreachable, force)  # fmt: skip
-            if isinstance(got, NotModified):
+            fetched = self._fetch(state if have else None, force, now, emit)
+            if isinstance(fetched, NotModified):
                 assert state is not None
                 update = {"checked_at": now, "last_error": None, "last_error_at": None}
                 self.state = state.model_copy(update=update)
-                return self._result("unchanged", f"unchanged (version {got.version}); no download")
-            emit("parsing", f"{len(got.body):,} bytes")
-            parsed = module.parse(self.plan, got, now)
+                return self._result(
+                    "unchanged", f"unchanged (version {fetched.version}); no download"
+                )
+            got, parsed = fetched
             check_copy(parsed, state if have else None, self.config.max_drop, accept)
         except (FetchError, SnapshotError, CatalogFileError) as exc:
             return self._failed(str(exc), now, have)
         write_catalog_csv(parsed.catalog, self.path)
         self.state = _new_state(self.plan, got, parsed, now)
         return self._result("updated", _updated_text(parsed, got.version))
+
+    def _fetch(
+        self,
+        state: SnapshotState | None,
+        force: bool,
+        now: datetime,
+        emit: Callable[[Stage, str], None],
+    ) -> NotModified | tuple[Download, Parsed]:
+        """The new copy, downloaded and parsed, or NotModified."""
+        if self.plan.live:
+            wait = self.config.timeout_s * self.config.attempts
+            items = gpuhunt_live.query(self.plan, wait)
+            emit("parsing", f"{len(items):,} live offers")
+            label = f"gpuhunt live query of {self.plan.remote}"
+            return Download(f"live-{now:%Y%m%dT%H%M}", label, b""), gpuhunt_live.parse(
+                self.plan, items, now
+            )
+        module = _SOURCES[self.plan.source]
+        got = module.download(self.plan, state, self.config, self.policy, self.unreachable, force)
+        if isinstance(got, NotModified):
+            return got
+        emit("parsing", f"{len(got.body):,} bytes")
+        return got, module.parse(self.plan, got, now)
 
     def _failed(self, reason: str, now: datetime, have: bool) -> ProviderResult:
         base = self.state or SnapshotState(source=self.plan.source, provider=self.plan.provider)

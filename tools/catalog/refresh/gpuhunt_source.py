@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from tools.catalog.instances import Catalog
 from tools.catalog.refresh.http import FetchError, HttpPolicy, Unreachable, fetch
 from tools.catalog.refresh.models import ProviderPlan, RefreshConfig
 from tools.catalog.refresh.parsed import (
@@ -103,18 +104,9 @@ def parse(plan: ProviderPlan, got: Download, now: datetime) -> Parsed:
             offers, rows_read = _offers(reader, plan.remote, skipped)
     except (zipfile.BadZipFile, EOFError, OSError, UnicodeDecodeError) as exc:
         raise SnapshotError(f"truncated or corrupt {plan.remote}.csv ({exc})") from None
-    sky_rows = [
-        _sky_row(plan.remote, number, key, prices)
-        for number, (key, prices) in enumerate(offers.items(), 1)
-    ]
     label = f"gpuhunt {plan.remote} catalog {version} ({url})"
-    extra = {"origin": "gpuhunt", "fetched_at": now}
-    result = instances_from_rows(
-        plan.provider, list(_named(sky_rows)), now.date(), label,
-        split_gcp_prices=False, extra=extra, lenient=True,
-    )  # fmt: skip
-    skipped.update(result.skipped)
-    return Parsed(header, rows_read, result.catalog, dict(skipped), unknown_gpus(skipped))
+    catalog, skipped = catalog_from_offers(plan, offers, skipped, label, now)
+    return Parsed(header, rows_read, catalog, dict(skipped), unknown_gpus(skipped))
 
 
 OfferKey = tuple[str, str, int, str]  # instance name, GPU name, GPU count, location
@@ -141,19 +133,46 @@ def _offers(
         except (ValueError, TypeError) as exc:
             skipped[f"malformed row ({str(exc)[:60]})"] += 1
             continue
-        reason = _skip_reason(item)
-        if reason is not None:
-            skipped[reason] += 1
-            continue
-        key = (item.instance_name, item.gpu_name or "", item.gpu_count, item.location)
-        offer = offers.setdefault(
-            key, {"cpu": item.cpu, "memory": item.memory, "mem": item.gpu_memory}
-        )
-        slot = "spot" if item.spot else "price"
-        offer[slot] = min(item.price, offer.get(slot, item.price))
+        add_offer(item, offers, skipped)
     if last_short:
         raise SnapshotError(f"truncated CSV: the last of {rows_read:,} rows is cut short")
     return offers, rows_read
+
+
+def add_offer(item: Any, offers: dict[OfferKey, dict[str, Any]], skipped: Counter[str]) -> None:
+    """Pair one gpuhunt CatalogItem into `offers` (or count why it is skipped)."""
+    if not item.gpu_count:
+        skipped["no GPU"] += 1
+        return
+    reason = _skip_reason(item)
+    if reason is not None:
+        skipped[reason] += 1
+        return
+    key = (item.instance_name, item.gpu_name or "", item.gpu_count, item.location)
+    offer = offers.setdefault(key, {"cpu": item.cpu, "memory": item.memory, "mem": item.gpu_memory})
+    slot = "spot" if item.spot else "price"
+    offer[slot] = min(item.price, offer.get(slot, item.price))
+
+
+def catalog_from_offers(
+    plan: ProviderPlan,
+    offers: dict[OfferKey, dict[str, Any]],
+    skipped: Counter[str],
+    label: str,
+    now: datetime,
+) -> tuple[Catalog, Counter[str]]:
+    """The instances of paired offers, tiered by price; `skipped` gains the importer's reasons."""
+    sky_rows = [
+        _sky_row(plan.remote, number, key, prices)
+        for number, (key, prices) in enumerate(offers.items(), 1)
+    ]
+    extra = {"origin": "gpuhunt", "fetched_at": now}
+    result = instances_from_rows(
+        plan.provider, list(_named(sky_rows)), now.date(), label,
+        split_gcp_prices=False, extra=extra, lenient=True, memory_per_gpu=True,
+    )  # fmt: skip
+    skipped.update(result.skipped)
+    return result.catalog, skipped
 
 
 def _skip_reason(item: Any) -> str | None:

@@ -74,6 +74,9 @@ class ProviderPlan(BaseModel):
     source: SourceName
     provider: str = Field(description="our provider key, e.g. 'lambda'")
     remote: str = Field(description="the source's name, e.g. gpuhunt's 'lambdalabs'")
+    live: bool = Field(
+        default=False, description="a gpuhunt online provider: a live marketplace query"
+    )
 
     @property
     def key(self) -> str:

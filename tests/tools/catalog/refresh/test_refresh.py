@@ -9,6 +9,7 @@ changed nothing on disk.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import time
 import zipfile
@@ -348,10 +349,11 @@ def test_plans_and_unknown_providers() -> None:
     }
     assert plan_refresh(["lambda"])[0].remote == "lambdalabs"
     assert plan_refresh(["aws"], source="skypilot")[0].key == "skypilot-aws"
-    with pytest.raises(
-        InvalidInputError, match=r"provider: got 'digitalocean'; valid: one of aws, azure"
-    ):
-        plan_refresh(["digitalocean"])
+    assert plan_refresh(["digitalocean"])[0].live, "a named online provider: a live query"
+    assert not plan_refresh(["vast"])[0].live, "SkyPilot's hosted Vast.ai catalog comes first"
+    assert plan_refresh(["vast"], source="gpuhunt")[0].remote == "vastai"
+    with pytest.raises(InvalidInputError, match=r"provider: got 'nope'; valid: one of aws, azure"):
+        plan_refresh(["nope"])
 
 
 def test_settings_feed_the_refresh(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -396,3 +398,63 @@ def test_background_refresh_touches_only_what_is_older(
     ]  # fmt: skip
     with pytest.raises(InvalidInputError, match="hours: got 0; valid: a number of hours > 0"):
         refresh_older_than(tmp_path, config(server), 0)
+
+
+class FakeMarketplace:
+    """A gpuhunt online provider answering from memory (or slowly)."""
+
+    NAME = "vastai"
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.delay_s = delay_s
+        self.calls = 0
+
+    def get(self, query_filter: object = None, balance_resources: bool = True) -> list[CatalogItem]:
+        self.calls += 1
+        time.sleep(self.delay_s)
+        offers = [
+            gpu("1x-RTX_4090", "Texas, US", 0.35, 1, "RTX4090", 24),
+            gpu("8x-H100_SXM", "Ohio, US", 14.94, 8, "H100", 80),
+            gpu("8x-H100_SXM", "Ohio, US", 9.0, 8, "H100", 80, spot=True),
+        ]
+        return [dataclasses.replace(offer, provider="vastai") for offer in offers]
+
+
+def test_a_named_online_provider_is_queried_live(
+    tmp_path: Path, server: CatalogServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tools.catalog.refresh import gpuhunt_live
+
+    fake = FakeMarketplace()
+    monkeypatch.setattr(gpuhunt_live, "make_provider", lambda remote: fake)
+    assert refresh(tmp_path, server, ["aws"]).results[0].status == "failed", "nothing published"
+    report = refresh(tmp_path, server, ["vast"], source="gpuhunt")
+    (result,) = report.results
+    assert (result.status, result.instances, fake.calls) == ("updated", 2, 1)
+    h100 = load_catalog(tmp_path).get("vast/8x-H100_SXM")
+    assert (h100.price_per_hour, h100.spot_price_per_hour, h100.origin) == (14.94, 9.0, "gpuhunt")
+    assert h100.source == "gpuhunt live query of vastai (2026-11-30 12:00 UTC)"
+    assert server.requests == ["/v3/aws/version"], "no HTTP by us for the live provider"
+
+
+def test_live_queries_need_credentials_and_are_time_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tools.catalog.refresh import gpuhunt_live
+
+    monkeypatch.delenv("DIGITAL_OCEAN_API_KEY", raising=False)
+    report = refresh_catalogs(
+        tmp_path, RefreshConfig(), providers=["digitalocean"], now=lambda: NOW
+    )
+    assert report.results[0].message.startswith("failed: needs credentials: ")
+    assert "DIGITAL_OCEAN_API_KEY" in report.results[0].message
+    monkeypatch.setattr(gpuhunt_live, "make_provider", lambda remote: FakeMarketplace(5.0))
+    start = time.monotonic()
+    quick = RefreshConfig(timeout_s=0.2, attempts=1)
+    report = refresh_catalogs(
+        tmp_path, quick, providers=["vast"], source="gpuhunt", now=lambda: NOW
+    )
+    assert time.monotonic() - start < 2.0
+    assert report.results[0].message.startswith(
+        "failed: live query of vastai timed out after 0.2 s"
+    )
