@@ -185,3 +185,26 @@ def test_import_over_a_builtin_row_needs_replace(
     _, out, _ = run(capsys, "catalog", "show", "aws/p5.48xlarge", "--json")
     data = json.loads(out)
     assert (data["price_per_hour"], data["origin"]) == (0.08, "import")
+
+
+def test_refresh_prints_one_line_per_provider_and_exits_1_on_a_failure(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fakes.catalog_server import Reply, serve
+
+    vast = SKY_HEADER + '1x-H100_SXM-32-65536,H100,1,32,64,1.75,"Texas, US",,0.00\n'
+    with serve() as server:
+        server.set("/sky/v8/vast/vms.csv", Reply(vast.encode()))
+        monkeypatch.setenv("GPUHUNT_CATALOG_URL", f"{server.url}/v3")
+        monkeypatch.setenv("GPU_ADVISOR_SKYPILOT_CATALOG_URL", f"{server.url}/sky")
+        code, out, err = run(capsys, "catalog", "refresh", "--providers", "vast", "aws")
+    lines = out.splitlines()
+    assert code == 1, "aws has nothing published"
+    assert lines[0].startswith("vast (skypilot): updated: 1 instance types from 1 rows (version")
+    assert lines[1] == (
+        "aws (gpuhunt): failed: HTTP 404 Not Found; no earlier copy: the curated prices stay in use"
+    )
+    assert lines[2] == "1 of 2 providers current; 1 failed, their last good copies stay in use"
+    assert err.splitlines() == ["[1/2] vast (skypilot) ...", "[2/2] aws (gpuhunt) ..."]
+    _, out, _ = run(capsys, "catalog", "list", "--provider", "vast", "--gpu", "H100")
+    assert "vast/1x-H100_SXM-32-65536" in out and " skypilot " in out and "  0h " in out
