@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+import assistant.cli.catalog as catalog_cli
 from assistant.cli import build_parser, main
 from assistant.cli.job_args import job_spec
 from assistant.cli.rank import GROUPS, request_assumptions
@@ -40,10 +42,21 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def test_json_is_what_rank_computes(capsys: pytest.CaptureFixture[str], catalog_file: Path) -> None:
+def test_json_is_what_rank_computes(
+    capsys: pytest.CaptureFixture[str], catalog_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = datetime(2026, 11, 30, 12, tzinfo=UTC)
+    monkeypatch.setattr(catalog_cli, "cli_now", lambda: now)
     out = run_json(capsys, *QLORA_ARGS, "--catalog", str(catalog_file), "--spot", "--top", "0")
     assert list(out)[:3] == ["job", "ranked", "excluded"], "top-level keys"
-    expected = rank(_qlora_request(spot="allowed"), QLORA_CATALOG).model_dump(mode="json")
+    imported = [item.model_copy(update={"origin": "import"}) for item in QLORA_CATALOG]
+    expected = rank(_qlora_request(spot="allowed"), imported, now=now, stale_price_days=120)
+    assert [r["price_age"] for r in out["ranked"]] == ["imported price, 319 days old"] * 3
+    assert [r["stale"] for r in out["ranked"]] == [True] * 3, "as_of 2026-01-15: stale"
+    assert out["prices"][0]["text"] == (
+        "testcloud: 3 rows, imported price, 319 days old; 3 stale (older than 120 days)"
+    )
+    expected = expected.model_dump(mode="json")
     assumed, notices = out.pop("assumed"), out.pop("notices")
     assert out == expected, "the CLI prints exactly the ranking of the same request"
     assert [a["field"] for a in assumed] == ["precision", "lora_rank", "objective"], "defaults"
