@@ -14,6 +14,7 @@ default, so one mistyped number never stops the answer.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools.architectures.architecture import ModelArch
 from tools.architectures.registry import resolve_model
 from tools.catalog import Catalog, is_area, matching_regions
+from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS
 from tools.errors import InvalidInputError
 from tools.job import DEFAULTS, FIELD_GROUPS, FieldName, JobSpec, Money, default_for
 from tools.memory import LORA_METHODS, EstimateInput, MemoryEstimate, estimate
@@ -160,14 +162,22 @@ def estimate_job(spec: JobSpec, *, strict: bool = True) -> tuple[ResolvedJob, Me
 
 
 def rank_job(
-    spec: JobSpec, catalog: Catalog, *, top: int | None = None, strict: bool = True
+    spec: JobSpec,
+    catalog: Catalog,
+    *,
+    top: int | None = None,
+    strict: bool = True,
+    now: datetime | None = None,
+    stale_price_days: int = DEFAULT_STALE_PRICE_DAYS,
 ) -> tuple[ResolvedJob, RankResult]:
-    """The job resolved against `catalog` and the ranking of the catalog for it."""
+    """The job resolved against `catalog` and the ranking of the catalog for it; with `now`
+    (timezone-aware) every ranked row carries its price's age and stale flag."""
     resolved = resolve_job(spec, catalog, strict=strict)
     if resolved.request is None:
         raise InvalidInputError("model", None, "a model name, a parameter count or a config")
     request = resolved.request.model_copy(update={"top": top}) if top else resolved.request
-    return resolved, rank(request, catalog.instances)
+    result = rank(request, catalog.instances, now=now, stale_price_days=stale_price_days)
+    return resolved, result
 
 
 # --------------------------------------------------------------------------- the parts

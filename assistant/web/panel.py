@@ -11,6 +11,7 @@ imported here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -92,7 +93,9 @@ def compute_panel(state: JobSpec, catalog: Catalog) -> PanelData:
     if state.model is None:
         return PanelData(state=state)
     try:
-        resolved, ranking = rank_job(state, catalog, top=ARTIFACT_ROWS, strict=False)
+        resolved, ranking = rank_job(
+            state, catalog, top=ARTIFACT_ROWS, strict=False, now=datetime.now(UTC)
+        )
         assert resolved.estimate_input is not None  # the state has a model
         memory = estimate(resolved.estimate_input)
     except AdvisorError as exc:
