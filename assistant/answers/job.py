@@ -305,6 +305,15 @@ def notices_section(t: Text, notices: Sequence[JobNotice], state: JobSpec | None
 
 def _notice(t: Text, notice: JobNotice, state: JobSpec | None) -> str:
     field = t.label("field", notice.field)
+    if notice.kind == "currency_converted" and notice.usd is not None and notice.rate:
+        money = getattr(state, notice.field, None) if state is not None else None
+        currency = money.currency if isinstance(money, Money) else notice.value.rsplit(" ", 1)[-1]
+        shown = t.money(money.amount, money.currency) if isinstance(money, Money) else notice.value
+        return t.msg(
+            "money.converted", field=field, money=shown, usd=t.money(notice.usd),
+            rate=t.number(notice.rate, 4), currency=currency,
+            date=t.date(notice.rate_date) if notice.rate_date else "",
+        )  # fmt: skip
     if notice.kind == "currency_not_applied":
         money = getattr(state, notice.field, None) if state is not None else None
         if isinstance(money, Money):
