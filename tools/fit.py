@@ -42,6 +42,7 @@ class FitCheck(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    model_id: str
     model_name: str
     gpu_count: int = Field(description="GPUs one has (the job's data-parallel degree)")
     vram_bytes: int = Field(description="memory per GPU checked against")
@@ -76,6 +77,7 @@ def check_fit(spec: JobSpec, vram_gib: float, gpu_count: int = 1) -> FitCheck:
     useful = [w for w in ways if w.need_bytes < need]
     useful.sort(key=lambda w: (not w.fits, w.change == "combined", w.need_bytes))
     return FitCheck(
+        model_id=base.model_id,
         model_name=base.model_name,
         gpu_count=gpu_count,
         vram_bytes=vram,
