@@ -236,3 +236,15 @@ def _families_of() -> dict[str, list[str]]:
         if "-" in gid:
             table.setdefault(gpu_key(gid.split("-")[0]), []).append(gid)
     return {key: ids for key, ids in table.items() if len(ids) > 1}
+
+
+@cache
+def name_words() -> frozenset[str]:
+    """Words of model and GPU names ("llama", "qwen", "coder", "rtx"): no language's words."""
+    words: set[str] = set()
+    for arch in list_models():
+        words |= set(re.findall(r"[a-z]+", (arch.name + " " + arch.id).lower()))
+    for spec in list_gpus():
+        for name in (spec.id, spec.name, *spec.aliases):
+            words |= set(re.findall(r"[a-z]+", name.lower()))
+    return frozenset(w for w in words if len(w) >= 2) | _GPU_OPENERS
