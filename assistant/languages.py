@@ -27,6 +27,7 @@ __all__ = ["choose_language", "language_from_header", "resolve_lang"]
 MIN_WORDS_TO_SWITCH = 3
 MIN_SCORE_TO_SWITCH = 0.5
 JARGON_LANGUAGE = "en"
+VOTES_TO_SWITCH = 2  # own words of another language that switch a conversation's language
 # A detection at least this sure outvotes the lexicon's words.
 SURE_DETECTION = 0.9
 
@@ -42,24 +43,31 @@ def resolve_lang(lang: str) -> Language:
 
 def choose_language(message: str, override: str | None, previous: str | None) -> Language:
     """The answer language: the override; else the language of the message's own words when
-    they say it clearly (see the module docstring); else the previous language; else English."""
+    they say it clearly (see the module docstring); else the previous language; else English.
+    A conversation's language yields only to two of another language's own words, or to a sure
+    detection of three words or more."""
     if override:
         return resolve_lang(override)
     fallback = resolve_lang(previous) if previous else DEFAULT_LANGUAGE
     words = _own_words(message)
     if not words:
         return fallback
-    voted = _vote(words)
+    voted, hits = _vote(words)
     if voted == JARGON_LANGUAGE and previous and previous != JARGON_LANGUAGE:
         voted = None  # "seq len", "ctx", "bs": English words are every language's jargon
     found = detect_language(" ".join(words))
     detected = found.code if found.supported and found.code in LANGUAGES else None
-    if voted is not None and (detected != voted and found.score < SURE_DETECTION):
+    outvoted = voted is not None and detected != voted and found.score < SURE_DETECTION
+    if (
+        voted is not None
+        and (previous is None or hits >= VOTES_TO_SWITCH)
+        and (outvoted or detected == voted)
+    ):
         return voted
     if detected is None:
         return fallback
     sure = len(words) >= MIN_WORDS_TO_SWITCH and found.score >= MIN_SCORE_TO_SWITCH
-    return resolve_lang(detected) if sure or voted == detected else fallback
+    return resolve_lang(detected) if sure or previous is None and voted == detected else fallback
 
 
 def _own_words(message: str) -> list[str]:
@@ -86,8 +94,9 @@ def _is_name(word: str) -> bool:
     return word in name_words()
 
 
-def _vote(words: list[str]) -> Language | None:
-    """The one language whose own lexicon words the message uses most (None: none or a tie)."""
+def _vote(words: list[str]) -> tuple[Language | None, int]:
+    """The one language whose own lexicon words the message uses most, and how many (None: none
+    or a tie)."""
     from assistant.extract.lexicon import language_words
     from assistant.extract.text import fold
 
@@ -95,7 +104,7 @@ def _vote(words: list[str]) -> Language | None:
     hits = {lang: sum(fold(w) in own[lang] for w in words) for lang in LANGUAGES}
     best = max(hits.values())
     winners = [lang for lang, n in hits.items() if n == best]
-    return winners[0] if best > 0 and len(winners) == 1 else None
+    return (winners[0], best) if best > 0 and len(winners) == 1 else (None, 0)
 
 
 def language_from_header(accept_language: str | None) -> Language:

@@ -108,7 +108,7 @@ def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> 
     state = apply_update(prior, kept)
     base = {
         "lang": lang, "text": text, "state": state, "intent": routed.intent, "prior": prior,
-        "kind": classify_intent(text, lang, prior, update), "update": update, "routed": routed,
+        "kind": routed.cues.kind, "update": update, "routed": routed,
         "prior_plan": _resolved(prior, catalog),
     }  # fmt: skip
     try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from assistant.extract.intent import QuestionKind, classify_intent
 from assistant.extract.names import find_gpus
 from assistant.extract.patterns import patterns
 from assistant.extract.text import alternation, fold
@@ -50,6 +51,7 @@ class Cues:
     sets_job: bool  # the message sets a field of the job
     new_model: bool  # the message names a model other than the conversation's
     vram: bool  # the message states a memory size per GPU
+    kind: QuestionKind  # the question's kind by its wording (`classify_intent`)
 
 
 @cache
@@ -101,4 +103,5 @@ def read_cues(text: str, lang: str, state: JobSpec, update: JobUpdate) -> Cues:
         or bool(update.clear),
         new_model=model is not None and model != state.model_label(),
         vram=update.max_vram_gib is not None,
+        kind=classify_intent(text, lang, state, update),
     )

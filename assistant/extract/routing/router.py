@@ -124,6 +124,8 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("amend", TIPS, "changes the conversation's job"))
     elif c.sets_job and not c.question:
         weights.append(("job", TIPS, "describes a job"))
+    if c.kind in ("guidance", "mixed") and not (c.why_not or c.fit_words):
+        weights.append(("guidance", TIPS, "asks about a concept"))
     if c.has_job and (c.asks_time or c.asks_cost):
         weights.append(("guidance", TIPS, "asks about the conversation's job"))
     return weights

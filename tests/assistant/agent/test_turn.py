@@ -117,7 +117,7 @@ def test_guidance_searches_in_the_users_language(catalog: Catalog) -> None:
 def test_mixed_question_uses_tools_and_knowledge(catalog: Catalog) -> None:
     text = "is spot safe for my 70B QLoRA run?"
     ctx = ctx_for(text, "en", catalog)
-    assert ctx.intent == "mixed"
+    assert (ctx.intent, ctx.kind) == ("guidance", "mixed")
     step = next_step(ctx, [])
     assert isinstance(step, list)
     assert [c.name for c in step] == ["estimate_memory", "rank_instances", "search_knowledge"]
