@@ -64,8 +64,11 @@ def _family_sizes() -> dict[tuple[str, str], str]:
     table: dict[tuple[str, str], str] = {}
     for arch in list_models():
         family = re.match(r"[a-z]+", normalize_name(arch.name))
-        sizes = [w for w in arch.name.lower().split() if _SIZE.match(w)]
-        if family and sizes:
+        words = arch.name.lower().split()
+        sizes = [w for w in words if _SIZE.match(w)]
+        # "Qwen2.5 Coder 14B" is a variant: "Qwen 14B" means the plain family's model
+        plain = all(_SIZE.match(w) or _VERSION.match(w) for w in words[1:])
+        if family and sizes and plain:
             table[(family.group(), sizes[0])] = arch.id  # later entries are newer
     return table
 

@@ -1,4 +1,5 @@
-"""Numbers as people type them: "1.5", "1,5", "200.000", "200,000", "200 000" (French), "2k".
+"""Numbers as people type them: "1.5", "1,5", "200.000", "200,000", "200 000" (French), "2k",
+"2e8".
 
 A single separator followed by exactly three digits groups thousands ("200.000" and "200,000"
 are 200000) after one to three leading digits that are not a lone 0 ("0.125" and "1234.567"
@@ -12,8 +13,8 @@ import re
 
 # Digits with separators, not glued to a word or another number ("llama3", "h100" are no
 # numbers). French also groups thousands with a space.
-NUMBER = r"(?<![\w.,])\d+(?:[.,']\d+)*"
-NUMBER_FR = r"(?<![\w.,])\d+(?:[.,']\d+)*(?: \d{3}(?!\d))*"
+NUMBER = r"(?<![\w.,])\d+(?:[.,']\d+)*(?:e[+-]?\d{1,2}(?!\w))?"
+NUMBER_FR = r"(?<![\w.,])\d+(?:[.,']\d+)*(?: \d{3}(?!\d))*(?:e[+-]?\d{1,2}(?!\w))?"
 
 
 def number_source(lang: str) -> str:
@@ -24,6 +25,9 @@ def number_source(lang: str) -> str:
 def parse_number(text: str) -> float:
     """The value of a number matched by `number_source`."""
     digits = text.replace(" ", "").replace("'", "")
+    if "e" in digits:  # scientific notation: "2e8", "1.5e9"
+        mantissa, _, exponent = digits.partition("e")
+        return parse_number(mantissa) * 10 ** int(exponent)
     marks = [ch for ch in digits if ch in ".,"]
     if not marks:
         return float(digits)

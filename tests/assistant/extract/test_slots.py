@@ -315,7 +315,7 @@ MODEL_NAMES: list[tuple[str, str]] = [
     ("qwen 2.5 7b", QWEN_7B),
     ("Mixtral 8x7B", MIXTRAL),
     ("Llama 2 13B", "meta-llama/Llama-2-13b-hf"),
-    ("Llama 70B", LLAMA_70B),  # no exact name: the newest Llama of that size
+    ("Llama 70B", "meta-llama/Llama-3.3-70B-Instruct"),  # no exact name: the newest Llama 70B
     ("Qwen 14B", QWEN_14B),
     ("Gemma 2 9B", "google/gemma-2-9b"),
     ("GPT-2 XL", "openai-community/gpt2-xl"),
