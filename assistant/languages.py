@@ -67,7 +67,7 @@ def choose_language(message: str, override: str | None, previous: str | None) ->
     if detected is None:
         return fallback
     sure = len(words) >= MIN_WORDS_TO_SWITCH and found.score >= MIN_SCORE_TO_SWITCH
-    return resolve_lang(detected) if sure or previous is None and voted == detected else fallback
+    return resolve_lang(detected) if sure or (previous is None and voted == detected) else fallback
 
 
 def _own_words(message: str) -> list[str]:

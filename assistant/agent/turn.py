@@ -37,7 +37,6 @@ from assistant.extract import (
     Intent,
     QuestionKind,
     Routed,
-    classify_intent,
     extract_slots,
     route_intent,
 )

@@ -144,15 +144,16 @@ def _gpu_prefixes() -> frozenset[str]:
     return frozenset(name[:i] for name in names for i in range(1, len(name) + 1))
 
 
-def find_gpus(text: str) -> list[tuple[Found, int | None]]:
+def find_gpus(text: str, bare: bool = False) -> list[tuple[Found, int | None]]:
     """GPUs named in `text` (each a comma-joined list of canonical ids) with a count glued to
-    the name ("8xH100" -> 8), left to right."""
+    the name ("8xH100" -> 8), left to right. With `bare`, a bare model number ("4090") counts
+    as a GPU anywhere (the intent router asks which GPUs a question is about)."""
     toks = tokens(text)
     keys = [gpu_key(t.text) for t in toks]
     found: list[tuple[Found, int | None]] = []
     i = 0
     while i < len(toks):
-        hit = _gpu_at(toks, keys, i)
+        hit = _gpu_at(toks, keys, i, bare)
         if hit is None:
             i += 1
             continue
@@ -163,7 +164,7 @@ def find_gpus(text: str) -> list[tuple[Found, int | None]]:
 
 
 def _gpu_at(
-    toks: list[_Token], keys: list[str], i: int
+    toks: list[_Token], keys: list[str], i: int, bare: bool = False
 ) -> tuple[int, list[str], int | None] | None:
     """The longest GPU name starting at word i, with a count glued to it ("8xh100")."""
     first, count = keys[i], None
@@ -174,7 +175,7 @@ def _gpu_at(
     opener = any(ch.isdigit() for ch in first) or first in _GPU_OPENERS
     # A bare model number ("4090") is a GPU only after a count or "single": "2x 3090",
     # "a single 4090", "twee 4090" (alone it is as likely any number).
-    bare_ok = glued is not None or (i > 0 and _is_count_word(keys[i - 1]))
+    bare_ok = bare or glued is not None or (i > 0 and _is_count_word(keys[i - 1]))
     best = None
     key = ""
     for n in range(1, min(_MAX_GPU_WORDS, len(toks) - i) + 1):

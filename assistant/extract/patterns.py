@@ -124,7 +124,9 @@ def patterns(lang: str) -> Patterns:
     num_or_word = f"(?:{num}|(?<!\\w)(?P<w>{_words(words)}))"
     mag = f"(?:\\s?(?P<mag>{_words(mags)}))"
     conn = f"(?:{alt('connector')}\\s*)?"
-    label_link = r"(?:'\w+)?\s*(?:[:=]|of|van|de|du|von|is|ist|est|es|olarak|op)?\s*"
+    label_link = (
+        r"(?:'\w+)?\s*(?:[:=]|of|to|at|van|naar|op|de|du|von|auf|is|ist|est|es|olarak|a)?\s*"
+    )
     per_hour = alt("rate.after", glue=True)
     cur = tuple(alt(f"currency.{code}", True) for code in CURRENCIES)
     cur_any = "(?:" + "|".join(cur) + ")"

@@ -81,7 +81,7 @@ def read_cues(text: str, lang: str, state: JobSpec, update: JobUpdate) -> Cues:
     folded = fold(text)
     found = _phrases()
     has = lambda name: bool(found[name].search(folded))  # noqa: E731
-    families = tuple(dict.fromkeys(f.value for f, _ in find_gpus(folded)))
+    families = tuple(dict.fromkeys(f.value for f, _ in find_gpus(folded, bare=True)))
     providers = tuple(dict.fromkeys(key for key, _ in patterns(lang).providers.finditer(folded)))
     model = update.model_label()
     return Cues(

@@ -108,7 +108,7 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
     weights: list[tuple[Intent, float, str]] = []
     if c.why_not:
         weights.append(("why_not", DECIDES, "asks why (not)"))
-    if c.compare_words and len(c.gpu_families) >= 2:
+    if _compares(c):
         weights.append(("compare", DECIDES if c.question else TIPS, "compares named GPUs"))
     if c.fit_words:
         weights.append(("fit_check", TIPS, "asks whether it fits or is enough"))
@@ -122,7 +122,7 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("small_talk", TIPS, "a greeting or thanks alone"))
     if c.has_job and c.sets_job:
         weights.append(("amend", TIPS, "changes the conversation's job"))
-    elif c.sets_job and not c.question:
+    elif c.sets_job and not (c.question or c.fit_words or _compares(c)):
         weights.append(("job", TIPS, "describes a job"))
     if c.kind in ("guidance", "mixed") and not (c.why_not or c.fit_words):
         weights.append(("guidance", TIPS, "asks about a concept"))
@@ -134,3 +134,7 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
 def intent_names() -> list[str]:
     """The eight intents, in their fixed order."""
     return list(INTENTS)
+
+
+def _compares(c: Cues) -> bool:
+    return c.compare_words and len(c.gpu_families) >= 2
