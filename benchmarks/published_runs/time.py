@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from collections.abc import Iterable
@@ -80,7 +81,7 @@ def predict(case: ThroughputCase, assumptions: ThroughputAssumptions) -> Predict
     result = run_time(work, gpu, case_shape(case, count), layout, assumptions)
     assert result is not None, f"{case.id}: no peak for {job.precision} on {gpu.id}"
     if whole_run:
-        hours = result.hours / whole_run_goodput(case, job, count, result.hours)
+        hours = result.hours / whole_run_goodput(case, job, layout, count, result.hours)
         gpu_seconds_per_billion = hours * 3600 * count / tokens * BILLION
         published = float(case.expected["gpu_seconds_per_1e9_tokens"])
         return _row(case, count, label, published, gpu_seconds_per_billion, "GPU-s / 1e9 tokens",
@@ -114,8 +115,8 @@ def _whole_run_gpus(case: ThroughputCase, work: object, assumptions: ThroughputA
     layout, _ = case_layout(case, job, per_node)
     one_node = run_time(work, case_gpu(case), case_shape(case, per_node), layout, assumptions)
     assert one_node is not None
-    nodes = max(1, -(-int(one_node.hours) // int(WHOLE_RUN_DAYS * 24)))
-    return nodes * per_node
+    nodes = max(1, math.ceil(one_node.hours / (WHOLE_RUN_DAYS * 24)))
+    return 2 ** math.ceil(math.log2(nodes)) * per_node
 
 
 def within(rows: Iterable[Prediction], band: float) -> float:

@@ -12,9 +12,10 @@ How a case's stated settings become the tool's (what a user would type, plus the
 - layout: tensor / pipeline / data degrees where stated; FSDP rows -> ZeRO-3 over the data
   ranks; Megatron rows -> ZeRO-1 (its distributed optimizer); otherwise the ranking's own plan
   search on that GPU count, falling back to ZeRO-3 when nothing fits the estimator's memory;
-- GPU count not stated (whole-run GPU-hours): the smallest whole number of 8-GPU nodes that
-  trains the stated tokens within `WHOLE_RUN_DAYS` days at the model's speed, then compared as
-  GPU-seconds (time x GPUs), with the failure goodput of a run that long;
+- GPU count not stated (whole-run GPU-hours): the number of 8-GPU nodes that trains the stated
+  tokens within `WHOLE_RUN_DAYS` days at one node's modelled speed, rounded up to a power of two
+  (cluster partitions are), then compared as GPU-seconds (time x GPUs), with the failure
+  goodput of a run that long;
 - fabric: as stated; "N Gb/s per GPU" x GPUs per node, "N Gbps node-node" per node, else the
   fabric's default.
 """

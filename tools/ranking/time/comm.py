@@ -11,8 +11,8 @@ GPU per node, and eight such groups share the node's NICs).
 What each layout sends, per GPU (P = parameters on this GPU's tensor/pipeline slice):
 - ZeRO-3/FSDP: per micro-step an all-gather of the 16-bit weights for the forward and again for
   the backward (FSDP's reshard-after-forward; DeepSpeed ZeRO-3 re-gathers too) and a
-  reduce-scatter of the gradients; prefetching hides them behind compute (`shard_overlap`),
-  except the first layer's gather;
+  reduce-scatter of the gradients, one collective per layer; prefetching hides them behind
+  compute (`shard_overlap`), except the first layer's gather and the last reduce-scatter;
 - ZeRO-2: a reduce-scatter of the gradients each micro-step (hidden behind the backward) and
   an all-gather of the updated weights each optimizer step;
 - DDP: an all-reduce of the gradients each optimizer step, bucketed behind the last backward;
@@ -36,6 +36,7 @@ ACTIVATION_BYTES = 2.0  # 16-bit activations on the wire
 WEIGHT_BYTES = 2.0  # 16-bit weights gathered
 NF4_BYTES = 0.5 + 4.0 / 64  # QLoRA's frozen weights travel as NF4 plus their absmax (FSDP-QLoRA)
 GBIT = 1e9 / 8.0  # bytes per second in one Gbit/s
+BUCKET_BYTES = 25 * 2**20  # PyTorch DDP's default bucket_cap_mb = 25
 GIGA = 1e9
 
 
@@ -107,11 +108,14 @@ def _fabric(shape: ClusterShape, links: LinkAssumptions) -> str:
     return "efa" if fast else "ethernet"
 
 
-def ring_seconds(total_bytes: float, ranks: int, bandwidth: float, latency: float) -> float:
-    """One all-gather or reduce-scatter of `total_bytes` over `ranks` (an all-reduce is two)."""
+def ring_seconds(
+    total_bytes: float, ranks: int, bandwidth: float, latency: float, pieces: float = 1.0
+) -> float:
+    """All-gathers or reduce-scatters of `total_bytes` in all over `ranks`, issued as `pieces`
+    collectives (per layer under FSDP, per bucket under DDP); an all-reduce is two of them."""
     if ranks <= 1:
         return 0.0
-    return (ranks - 1) / ranks * total_bytes / bandwidth + (ranks - 1) * latency
+    return (ranks - 1) / ranks * total_bytes / bandwidth + (ranks - 1) * latency * pieces
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,20 +154,23 @@ def communication(
     dp_bw = links.group(dp, max(1, min(dp, links.gpus_per_node // tp)))
     lat = links.latency
     micro_total = step_total = micro_exposed = step_exposed = 0.0
+    layers = max(traffic.layers, 1)
+    buckets = max(1.0, traffic.gradients / BUCKET_BYTES)
     if dp > 1 and layout.zero_stage >= 3:
-        gather = ring_seconds(traffic.weights, dp, dp_bw, lat)
-        scatter = ring_seconds(traffic.gradients, dp, dp_bw, lat)
+        gather = ring_seconds(traffic.weights, dp, dp_bw, lat, layers)
+        scatter = ring_seconds(traffic.gradients, dp, dp_bw, lat, layers)
         micro_total = 2 * gather + scatter
-        first_layer = gather / max(traffic.layers, 1)
+        edges = (gather + scatter) / layers  # the first gather and the last reduce-scatter
         hidden = overlap.shard_overlap * compute_micro_s
-        micro_exposed = max(0.0, micro_total - hidden) + first_layer
+        micro_exposed = max(0.0, micro_total - hidden) + edges
     elif dp > 1 and layout.zero_stage == 2:
-        micro_total = ring_seconds(traffic.gradients, dp, dp_bw, lat)
+        micro_total = ring_seconds(traffic.gradients, dp, dp_bw, lat, buckets)
         backward = compute_micro_s * 2.0 / 3.0
         micro_exposed = max(0.0, micro_total - overlap.grad_sync_overlap * backward)
-        step_total = step_exposed = ring_seconds(traffic.updated_weights, dp, dp_bw, lat)
+        step_total = ring_seconds(traffic.updated_weights, dp, dp_bw, lat, buckets)
+        step_exposed = step_total
     elif dp > 1:
-        step_total = 2 * ring_seconds(traffic.gradients, dp, dp_bw, lat)
+        step_total = 2 * ring_seconds(traffic.gradients, dp, dp_bw, lat, buckets)
         backward = compute_micro_s * 2.0 / 3.0
         step_exposed = max(0.0, step_total - overlap.grad_sync_overlap * backward)
     if tp > 1:
