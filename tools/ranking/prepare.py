@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from tools.catalog.instances import Instance
 from tools.enums import Billing, Pricing
 from tools.memory import EstimateInput, MemoryEstimate
-from tools.ranking.costs import SECONDS_PER_HOUR, SpotRun, billed_seconds
+from tools.ranking.costs import SECONDS_PER_HOUR, SpotAssumptions, SpotRun, billed_seconds
 from tools.ranking.models import ExclusionKind, JobSummary, RankRequest
 from tools.ranking.plans import EstimateFn, PlanFit, PlanName, is_sharded, plan_engine
 from tools.ranking.search import PlanSearch
@@ -107,9 +107,12 @@ class PreparedJob:
     work: TrainingWork
     total_params: int
     checkpoints: dict[PlanName, int]  # bytes one checkpoint writes, per engine group
+    failures_only: SpotAssumptions  # the spot terms without preemptions: an on-demand run
     summary: JobSummary
     sort_key: Callable[[float, float, float], tuple[float, float, float]]
     has_limits: bool
+    # shape results by (GPU, links, fit): filled by the ranking (rows of one shape share them)
+    shape_results: dict[tuple[object, ...], ShapeResult | Reject] = field(default_factory=dict)
 
 
 def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
@@ -160,6 +163,7 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
         work=work,
         total_params=total,
         checkpoints=per_plan,
+        failures_only=a.spot.model_copy(update={"preemption_rate_per_hour": 0.0}),
         summary=summary,
         sort_key=SORT_KEYS[request.objective],
         has_limits=any(

@@ -18,6 +18,7 @@ import gc
 import heapq
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from operator import attrgetter
 
 from tools.catalog.instances import Instance
@@ -54,6 +55,8 @@ from tools.ranking.time.step import run_time
 from tools.units import GIB
 
 __all__ = ["rank"]
+
+_gpu = lru_cache(maxsize=256)(lookup_gpu)  # the catalog names few GPUs, many times
 
 
 # The fields that decide plan, speed and spot course (the machine shape), and the price terms;
@@ -160,6 +163,17 @@ def _evaluate_shape(inst: Instance, job: PreparedJob) -> ShapeResult | Reject:
         return Reject("gpu_count", f"tensor_parallel {tp} needs a multiple of {tp} GPUs")
     if isinstance(fit, NoFit):
         return Reject("memory", excluded_memory_reason(fit, vram, inst, job.margin))
+    # Shapes that differ only in host RAM share the fit object (RAM only matters to offload
+    # plans), and so everything below.
+    key = (inst.gpu, inst.interconnect, inst.network, inst.network_gbps, id(fit))
+    found = job.shape_results.get(key)
+    if found is None:
+        found = job.shape_results[key] = _time_shape(inst, fit, vram, job)
+    return found
+
+
+def _time_shape(inst: Instance, fit: PlanFit, vram: int, job: PreparedJob) -> ShapeResult | Reject:
+    """Training hours, setup and the expected courses of `fit` on `inst`'s machine shape."""
     shape = ClusterShape(
         gpus_per_node=inst.gpu_count,
         nodes=fit.nodes,
@@ -175,7 +189,7 @@ def _evaluate_shape(inst: Instance, job: PreparedJob) -> ShapeResult | Reject:
         offload=is_offload(fit.plan),
     )
     a = job.request.assumptions
-    run = run_time(job.work, lookup_gpu(inst.gpu), shape, layout, a.throughput)
+    run = run_time(job.work, _gpu(inst.gpu), shape, layout, a.throughput)
     if run is None:
         return Reject(
             "throughput", f"no published dense {job.precision} tensor peak for {inst.gpu}"
@@ -187,7 +201,9 @@ def _evaluate_shape(inst: Instance, job: PreparedJob) -> ShapeResult | Reject:
     on_demand, failing = _course(run.hours, fit, checkpoint, job, with_spot=False)
     if on_demand is None:
         return Reject("throughput", (failing or "").replace("spot impractical", "failures"))
-    spot, problem_text = _course(run.hours, fit, checkpoint, job, with_spot=True)
+    spot, problem_text = None, None
+    if job.request.constraints.spot != "never":
+        spot, problem_text = _course(run.hours, fit, checkpoint, job, with_spot=True)
     return ShapeResult(fit, vram, run, setup, checkpoint, on_demand, spot, problem_text)
 
 
@@ -200,10 +216,11 @@ def _course(
     writers = fit.nodes if is_sharded(fit.plan) else 1
     a = job.request.assumptions
     failures = failure_rate_per_node_hour(fit.gpu_count // fit.nodes, a.goodput)
-    rate = failures + (a.spot.preemption_rate_per_hour if with_spot else 0.0)
-    terms = a.spot.model_copy(update={"preemption_rate_per_hour": rate})
+    terms = a.spot if with_spot else job.failures_only
     try:
-        run = expected_spot_run(hours, checkpoint, fit.nodes, terms, writing_nodes=writers)
+        run = expected_spot_run(
+            hours, checkpoint, fit.nodes, terms, writing_nodes=writers, extra_rate_per_hour=failures
+        )
     except SpotImpracticalError as exc:
         return None, f"spot impractical: {exc}"
     return run, None

@@ -26,13 +26,12 @@ from tools.ranking.time.comm import (
     NF4_BYTES,
     WEIGHT_BYTES,
     ClusterShape,
-    CommTimes,
     Layout,
     Traffic,
     cluster_links,
     communication,
 )
-from tools.ranking.time.kernels import TokenTimes, peak_tflops, sixteen_bit_peak, token_times
+from tools.ranking.time.kernels import TokenTimes, peak_tflops, token_times
 from tools.ranking.time.work import TrainingWork
 
 SECONDS_PER_HOUR = 3600.0
@@ -55,7 +54,6 @@ class RunTime:
     peak_tflops: float
     peak_label: str
     microbatches_per_step: int
-    notes: tuple[str, ...]
 
 
 def microbatches_per_step(work: TrainingWork, layout: Layout, a: ThroughputAssumptions) -> int:
@@ -81,7 +79,7 @@ def run_time(
     a = assumptions
     if a.mfu_override is not None:
         return _given_mfu(work, gpu, shape, layout, peak, label, a)
-    times = token_times(work.flops, work.memory_bytes, gpu, work.precision, a)
+    times = _token_times(work, gpu, a)
     slice_ = layout.tensor * layout.pipeline
     compute = work.micro_tokens * times.total / slice_
     dequant = dequant_seconds(work, gpu, slice_, a)
@@ -108,8 +106,18 @@ def run_time(
         peak_tflops=peak,
         peak_label=label,
         microbatches_per_step=m,
-        notes=_notes(times, comm, layout, gpu, work, a),
     )
+
+
+def _token_times(work: TrainingWork, gpu: GPUSpec, a: ThroughputAssumptions) -> TokenTimes:
+    """Per-token kernel times, once per GPU model for a job (every shape of a GPU shares them)."""
+    key = (gpu.id, id(a))
+    found = work.token_times.get(key)
+    if found is None:
+        found = work.token_times[key] = token_times(
+            work.flops, work.memory_bytes, gpu, work.precision, a
+        )
+    return found
 
 
 def _traffic(work: TrainingWork, layout: Layout) -> Traffic:
@@ -185,29 +193,4 @@ def _given_mfu(
         peak_tflops=peak,
         peak_label=label,
         microbatches_per_step=work.accumulation,
-        notes=(f"utilisation {a.mfu_override:.2f} of the executed FLOPs (given)",),
     )
-
-
-def _notes(
-    times: TokenTimes,
-    comm: CommTimes,
-    layout: Layout,
-    gpu: GPUSpec,
-    work: TrainingWork,
-    a: ThroughputAssumptions,
-) -> tuple[str, ...]:
-    arch = gpu.architecture
-    gemm = a.gemm_fp8(arch) if work.precision == "fp8" else a.gemm(arch)
-    peak16 = sixteen_bit_peak(gpu, work.precision)
-    share = times.attention / times.total if times.total else 0.0
-    notes = [
-        f"{arch} GEMMs at {gemm:.2f} of peak, attention at {a.attention(arch):.2f} of"
-        f" {peak16:g} TFLOPS ({share:.0%} of compute), memory-bound kernels at"
-        f" {a.hbm_efficiency:.2f} of {gpu.memory_bandwidth_gbs:g} GB/s"
-    ]
-    if comm.micro_total or comm.step_total:
-        notes.append("communication partly hidden behind compute")
-    if layout.offload:
-        notes.append(f"x{a.offload_factor:.2f} speed with the optimizer offloaded to CPU")
-    return tuple(notes)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tools.architectures.architecture import ModelArch
 from tools.enums import Checkpointing, Method, Precision
@@ -10,7 +10,7 @@ from tools.memory import LORA_METHODS, EstimateInput
 from tools.memory.inventory import resolve_targets
 from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.flops import TokenFlops, token_flops
-from tools.ranking.time.kernels import memory_bound_bytes
+from tools.ranking.time.kernels import TokenTimes, memory_bound_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,8 @@ class TrainingWork:
     total_params: int
     trainable_params: int
     quantized_params: int  # QLoRA's 4-bit frozen base, else 0
+    # per-token kernel times by (GPU id, assumptions object): filled by `run_time`
+    token_times: dict[tuple[str, int], TokenTimes] = field(default_factory=dict, compare=False)
 
     @property
     def micro_tokens(self) -> int:
