@@ -173,7 +173,8 @@ def _evaluate_shape(inst: Instance, job: PreparedJob) -> ShapeResult | Reject:
 
 
 def _time_shape(inst: Instance, fit: PlanFit, vram: int, job: PreparedJob) -> ShapeResult | Reject:
-    """Training hours, setup and the expected courses of `fit` on `inst`'s machine shape."""
+    """Training hours, setup and the expected courses of `fit` on `inst`'s machine shape; on
+    several nodes a pipelined layout of the same nodes replaces `fit` when it is faster."""
     shape = ClusterShape(
         gpus_per_node=inst.gpu_count,
         nodes=fit.nodes,
@@ -181,19 +182,17 @@ def _time_shape(inst: Instance, fit: PlanFit, vram: int, job: PreparedJob) -> Sh
         network=inst.network,
         network_gbps=inst.network_gbps,
     )
-    layout = Layout(
-        data=fit.data_parallel,
-        tensor=fit.tensor_parallel,
-        pipeline=fit.pipeline_parallel,
-        zero_stage=zero_stage(fit.plan),
-        offload=is_offload(fit.plan),
-    )
     a = job.request.assumptions
-    run = run_time(job.work, _gpu(inst.gpu), shape, layout, a.throughput)
+    gpu = _gpu(inst.gpu)
+    run = run_time(job.work, gpu, shape, _layout(fit), a.throughput)
     if run is None:
         return Reject(
             "throughput", f"no published dense {job.precision} tensor peak for {inst.gpu}"
         )
+    for other in job.search.pipelined(fit, inst.gpu_count, vram):
+        faster = run_time(job.work, gpu, shape, _layout(other), a.throughput)
+        if faster is not None and faster.hours < run.hours:
+            fit, run = other, faster
     checkpoint = plan_checkpoint(job, fit.plan)
     setup = setup_hours(
         job.total_params, job.tokens_per_epoch, fit.nodes, job.work.method == "pretrain", a.setup
@@ -205,6 +204,16 @@ def _time_shape(inst: Instance, fit: PlanFit, vram: int, job: PreparedJob) -> Sh
     if job.request.constraints.spot != "never":
         spot, problem_text = _course(run.hours, fit, checkpoint, job, with_spot=True)
     return ShapeResult(fit, vram, run, setup, checkpoint, on_demand, spot, problem_text)
+
+
+def _layout(fit: PlanFit) -> Layout:
+    return Layout(
+        data=fit.data_parallel,
+        tensor=fit.tensor_parallel,
+        pipeline=fit.pipeline_parallel,
+        zero_stage=zero_stage(fit.plan),
+        offload=is_offload(fit.plan),
+    )
 
 
 def _course(

@@ -132,6 +132,34 @@ class PlanSearch:
             self._offload_fits[ram_key] = _smaller_need(found, got)
         return self._offload_fits[ram_key]
 
+    def pipelined(self, fit: PlanFit, gpus_per_node: int, vram_bytes: float) -> list[PlanFit]:
+        """Pipelined alternatives to a multi-node `fit` on the same nodes: the largest tensor
+        degree inside each node and 2, 4, ... stages (dividing the nodes), that fit; the caller
+        keeps the fastest (a pipeline sends one activation per micro-step between nodes where
+        ZeRO-3 gathers every weight)."""
+        job = self._job
+        if fit.nodes == 1 or fit.pipeline_parallel > 1 or job.model.num_decoder_layers:
+            return []
+        if job.method == "qlora" or job.tensor_parallel > 1:
+            return []
+        tp = [1, *self._tensor_degrees(gpus_per_node)][-1]
+        limit = vram_bytes / (1.0 + self._margin)
+        found = []
+        for pp in _DEGREES:
+            if pp > fit.nodes or pp > job.model.num_layers or fit.nodes % pp:
+                continue
+            dp = fit.gpu_count // (tp * pp)
+            for family in (Family("replicated", tp, pp), Family("zero3", tp, pp)):
+                plan = family.plan(dp)
+                if plan is None:
+                    continue
+                need = self.need(plan, fit.gpu_count, tp, pp)
+                if need <= limit:
+                    est = self.estimate(plan, fit.gpu_count, tp, pp)
+                    found.append(PlanFit(plan, fit.nodes, fit.gpu_count, need, est, tp, pp))
+                    break
+        return found
+
     def _families(self, gpus_per_node: int) -> Iterator[Family]:
         """Plan families in search order (see the module docstring)."""
         job = self._job
