@@ -364,3 +364,32 @@ def test_ddp_checkpoint_is_written_by_one_node() -> None:
     assert row.checkpoint_bytes == 12 * N1, "unsharded PyTorch checkpoint"
     assert row.checkpoint_interval_hours == pytest.approx(0.28703245, rel=1e-7), "one writer"
     assert row.hours == pytest.approx(0.35897659, rel=1e-7), "expected spot wall time"
+
+
+def test_default_time_model_on_one_h100() -> None:
+    # Llama 3.2 1B, full fine-tune, no recomputation, 1 x 2048 tokens per step, 1e8 tokens, on
+    # one H100 with every default: per token, the block linears and LM head (F1's matmuls,
+    # 7,414,480,896 FLOPs) at 0.56 x 989.4 TFLOPS = 13.381994 us; attention (402,653,184) at
+    # 0.15 x 989.4 = 2.713114 us; memory-bound kernels, 16 layers x 480 B x 2048 + 28 B x
+    # 128,256 = 19,319,808 B at 0.8 x 3350 GB/s = 7.208884 us; in all 23.303991 us per token,
+    # 0.0477266 s per micro-step. The AdamW step over 1,235,814,400 parameters x 30 B at
+    # 2.68e12 B/s = 0.0138337 s; 48,828.125 steps of 0.0615603 s = 0.8349652 h of training.
+    # Setup: 15 min + (2 B x N + 4 B x 1e8 tokens) / 2.5e8 B/s = 911.4865 s = 0.2531907 h.
+    # Failures: 1.9737e-5 per GPU-hour; Young's interval (20.4 h) capped at the run; one
+    # 12 N checkpoint (0.0041194 h) and a 1.15e-5 recovery share: 0.8390943 h.
+    # Wall: 1.0922850 h = 3,932.23 s, billed 3,933 s x $3/h = $3.2775.
+    request = RankRequest(
+        job=bare_input(model="meta-llama/Llama-3.2-1B", method="full"),
+        workload=Workload(tokens=1e8),
+    )
+    row = rank(request, [instance("h100-1x", "H100-SXM", 1, 3.0)]).ranked[0]
+    assert row.plan == "single", "one GPU"
+    assert row.training_hours == pytest.approx(0.8349652277, rel=1e-8), "training"
+    assert row.setup_hours == pytest.approx(0.2531906987, rel=1e-8), "setup"
+    assert row.hours == pytest.approx(1.0922849799, rel=1e-8), "setup + training + failures"
+    assert row.total_cost == pytest.approx(3.2775), "billed per second"
+    # model FLOPs 7,817,134,080 per token x 1e8 / 3,005.87 s / 989.4e12
+    assert row.mfu == pytest.approx(0.2628480532, rel=1e-8), "utilisation"
+    assert row.reasons[1] == (
+        "0.8 h training at MFU 0.26 of 989.4 BF16 TFLOPS per GPU + 0.25 h setup"
+    ), "the speed line"

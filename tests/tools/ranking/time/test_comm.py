@@ -91,7 +91,5 @@ def test_tensor_and_pipeline_parallel() -> None:
     # PP across nodes with TP 8, one stage per node: each GPU's peer is on the other node, at
     # an eighth of the node's network (25 GB/s): 2 x 1e8 / 25e9 = 0.008 s; plus the TP
     # all-reduces 2 x 7/8 x 1e8 / 400e9 x 4 x 10 layers = 0.0175 s
-    across = communication(
-        TRAFFIC, Layout(data=1, tensor=8, pipeline=2), LINKS, 0.03, FULL_OVERLAP
-    )
+    across = communication(TRAFFIC, Layout(data=1, tensor=8, pipeline=2), LINKS, 0.03, FULL_OVERLAP)
     assert across.micro_total == pytest.approx(0.008 + 0.0175), "p2p over the network + TP"
