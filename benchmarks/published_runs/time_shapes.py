@@ -139,6 +139,12 @@ def memory_runs(shared: Path, configs: Path) -> list[tuple[str, str]]:
     return rows
 
 
+def verdicts(shared: Path) -> list[tuple[str, str]]:
+    """(run id, the ranking's verdict) for every published run with a GPU count."""
+    with tempfile.TemporaryDirectory() as configs:
+        return throughput_runs(shared) + memory_runs(shared, Path(configs))
+
+
 def _without_plan(flags: list[str]) -> list[str]:
     out, skip = [], 0
     for flag in flags:
@@ -156,8 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=SHARED)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as configs:
-        rows = throughput_runs(args.shared) + memory_runs(args.shared, Path(configs))
+    rows = verdicts(args.shared)
     for case_id, verdict in rows:
         print(f"| `{case_id}` | {verdict} |")
     checked = [v for _, v in rows if not v.startswith("skipped")]
