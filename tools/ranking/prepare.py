@@ -11,7 +11,7 @@ from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.costs import SECONDS_PER_HOUR, SpotAssumptions, SpotRun, billed_seconds
 from tools.ranking.models import ExclusionKind, JobSummary, RankRequest
 from tools.ranking.plans import EstimateFn, PlanFit, PlanName, is_sharded, plan_engine
-from tools.ranking.search import PlanSearch
+from tools.ranking.search import PlanSearch, search_for
 from tools.ranking.time.step import RunTime
 from tools.ranking.time.work import TrainingWork, training_work
 from tools.ranking.wording import job_assumptions
@@ -120,7 +120,7 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
     job, cons, a = request.job, request.constraints, request.assumptions
     margin = a.memory_margin
     # a pipeline fills with >= stages micro-batches, so 1F1B keeps `stages` in flight
-    search = PlanSearch(job, margin, estimate_fn)
+    search = search_for(job, margin, estimate_fn)
     base = search.estimate("single", job.tensor_parallel)  # no data parallelism, no sharding
     total, trainable = int(base.total_params), int(base.trainable_params)
     active = _active_params(job, total)

@@ -253,6 +253,13 @@ class PlanSearch:
         return found, None
 
 
+@lru_cache(maxsize=32)
+def search_for(job: EstimateInput, margin: float, estimate_fn: EstimateFn) -> PlanSearch:
+    """The plan search of a job, shared across rankings (a user refining a budget re-ranks the
+    same job: its fits are deterministic, so they are searched once)."""
+    return PlanSearch(job, margin, estimate_fn)
+
+
 def _valid_counts(node_counts: range, gpus_per_node: int, family: Family) -> range:
     """The node counts whose GPUs split into whole tensor x pipeline groups, with at least two
     data ranks where the family shards over them (a range: indexable for bisection)."""

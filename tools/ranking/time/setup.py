@@ -22,14 +22,17 @@ class SetupAssumptions(BaseModel):
     provisioning_minutes: float = Field(
         default=5.0,
         ge=0,
-        description="minutes from the request to a booted machine with its GPUs and drivers"
-        " (cloud GPU VMs take a few minutes to schedule and boot; marketplace containers less)",
+        description="minutes from the request to a booted machine with its GPUs and drivers: an"
+        " assumption; general-purpose VMs start in tens of seconds to minutes depending on"
+        " image size and type (Ao et al. 2021, 'An Empirical Analysis of VM Startup Times in"
+        " Public IaaS Clouds', arXiv:2107.03467), GPU capacity allocation and driver start add"
+        " to it",
     )
     environment_minutes: float = Field(
         default=10.0,
         ge=0,
-        description="minutes to pull a CUDA/PyTorch container image (10-20 GB) and install the"
-        " training stack",
+        description="minutes to pull a CUDA/PyTorch container image (PyTorch NGC images are"
+        " 10-20 GB) and install the training stack: an assumption",
     )
     download_gbps: float = Field(
         default=2.0,
