@@ -34,7 +34,7 @@ from benchmarks.published_runs.time_cases import (
 from benchmarks.published_runs.time_plans import case_layout, whole_run_goodput
 from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.step import dequant_seconds, run_time
-from tools.ranking.time.work import training_work
+from tools.ranking.time.work import TrainingWork, training_work
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
@@ -104,12 +104,11 @@ def _row(
                       published, predicted, unit, utilisation)  # fmt: skip
 
 
-def _whole_run_gpus(case: ThroughputCase, work: object, assumptions: ThroughputAssumptions) -> int:
-    """The smallest number of nodes that trains the run within WHOLE_RUN_DAYS (one node's
-    speed scaled linearly; see time_cases)."""
-    from tools.ranking.time.work import TrainingWork
-
-    assert isinstance(work, TrainingWork)
+def _whole_run_gpus(
+    case: ThroughputCase, work: TrainingWork, assumptions: ThroughputAssumptions
+) -> int:
+    """GPUs of the power-of-two node count that trains the run within WHOLE_RUN_DAYS at one
+    node's modelled speed (see time_cases)."""
     per_node = case.gpu.gpus_per_node or 8
     job = case_job(case)
     layout, _ = case_layout(case, job, per_node)

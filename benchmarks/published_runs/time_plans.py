@@ -67,9 +67,7 @@ def whole_run_goodput(
     nodes = max(1, gpus // per_node)
     rate = failure_rate_per_node_hour(per_node, GoodputAssumptions())
     terms = SpotAssumptions(preemption_rate_per_hour=rate)
-    plan = "zero3" if layout.zero_stage else "ddp"
     state = checkpoint_bytes(job.model_copy(update={"engine": "deepspeed"}), estimate(job))
     writers = nodes if layout.zero_stage else 1
     run = expected_spot_run(hours, state, nodes, terms, writing_nodes=writers)
-    del plan
     return hours / run.wall_hours

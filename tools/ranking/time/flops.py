@@ -4,8 +4,8 @@ Units: FLOPs (floating-point operations, not per second) per trained token; a mu
 
 Per token of a decoder with L layers, hidden size h, query width q = heads x head_dim, vocabulary
 V, sequence length s (Kaplan et al. 2020, "Scaling Laws", section 2.1; Narayanan et al. 2021,
-"Efficient Large-Scale Language Model Training on GPU Clusters", appendix; the attention term
-as torchtitan's `get_num_flop_per_token` and llm-foundry's MFU callback count it):
+"Efficient Large-Scale Language Model Training on GPU Clusters", appendix; the attention term is
+the 12 L q s of torchtitan's and llm-foundry's MFU counts, which do not halve it):
 - the block linear layers: 2 x their (active) parameters per forward;
 - the LM head: 2 V h per forward (tied or not; the input embedding is a lookup, no FLOPs);
 - attention scores and values: Q K^T and A V, 2 x 2 s q per layer per forward, halved for causal
