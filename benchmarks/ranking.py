@@ -44,6 +44,7 @@ JOBS: dict[str, RankRequest] = {
         job=EstimateInput(
             model="meta-llama/Llama-2-7b-hf",
             method="qlora",
+            optimizer="adamw",
             micro_batch_size=4,
             gradient_checkpointing="full",
         ),

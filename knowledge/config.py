@@ -24,6 +24,11 @@ class KnowledgeConfig(BaseModel):
         default=False, description="allow hub downloads for a user-configured hub model"
     )
     retrieval: Literal["hybrid", "dense", "bm25"] = "hybrid"
+    seed_vectors: bool = Field(
+        default=True,
+        description="use the shipped vectors of the built-in entries where this machine's"
+        " embedder reproduces them; False embeds every text here",
+    )
 
     @classmethod
     def default(cls) -> KnowledgeConfig:

@@ -303,7 +303,7 @@ class IndexStore:
             collection = client.create_collection(
                 collection_name, embedding_function=adapter, metadata={"hnsw:space": "cosine"}
             )
-            seed = SeedVectors.find(embedder, self.seed_dir)
+            seed = SeedVectors.find(embedder, self.seed_dir) if self.config.seed_vectors else None
             cache = EmbeddingCache(self.root / CACHE_DIR, embedder, seed)
             try:
                 embed = functools.partial(cache.embed, embed=embeddings.embed_documents)

@@ -14,6 +14,7 @@ default, so one mistyped number never stops the answer.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools.architectures.architecture import ModelArch
 from tools.architectures.registry import resolve_model
 from tools.catalog import Catalog, is_area, matching_regions
+from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS
 from tools.errors import InvalidInputError
 from tools.job import DEFAULTS, FIELD_GROUPS, FieldName, JobSpec, Money, default_for
 from tools.memory import LORA_METHODS, EstimateInput, MemoryEstimate, estimate
@@ -123,10 +125,12 @@ def resolve_job(
     notices += region_notices
     if spec_used.model is None:
         return ResolvedJob(spec=spec, missing=["model"], notices=notices)
+    if strict and spec.tokens is not None and spec.samples is not None:
+        raise InvalidInputError("samples", spec.samples, "give exactly one of tokens or samples")
     for _ in range(len(_ESTIMATOR_FIELDS) + 2):
         assumed: list[Assumed] = []
         try:
-            job = _estimate_input(spec_used, assumed)
+            job = _estimate_input(spec_used, assumed, strict)
             break
         except InvalidInputError as exc:
             name = _spec_field(exc.field)
@@ -158,14 +162,22 @@ def estimate_job(spec: JobSpec, *, strict: bool = True) -> tuple[ResolvedJob, Me
 
 
 def rank_job(
-    spec: JobSpec, catalog: Catalog, *, top: int | None = None, strict: bool = True
+    spec: JobSpec,
+    catalog: Catalog,
+    *,
+    top: int | None = None,
+    strict: bool = True,
+    now: datetime | None = None,
+    stale_price_days: int = DEFAULT_STALE_PRICE_DAYS,
 ) -> tuple[ResolvedJob, RankResult]:
-    """The job resolved against `catalog` and the ranking of the catalog for it."""
+    """The job resolved against `catalog` and the ranking of the catalog for it; with `now`
+    (timezone-aware) every ranked row carries its price's age and stale flag."""
     resolved = resolve_job(spec, catalog, strict=strict)
     if resolved.request is None:
         raise InvalidInputError("model", None, "a model name, a parameter count or a config")
     request = resolved.request.model_copy(update={"top": top}) if top else resolved.request
-    return resolved, rank(request, catalog.instances)
+    result = rank(request, catalog.instances, now=now, stale_price_days=stale_price_days)
+    return resolved, result
 
 
 # --------------------------------------------------------------------------- the parts
@@ -188,21 +200,29 @@ def _model(spec: JobSpec) -> ModelArch:
     return resolve_model(spec.model)
 
 
-def _estimate_input(spec: JobSpec, assumed: list[Assumed]) -> EstimateInput:
-    """Every training and plan field, given or defaulted; LoRA fields only for LoRA methods."""
+def _estimate_input(spec: JobSpec, assumed: list[Assumed], strict: bool) -> EstimateInput:
+    """The estimator input: the model, the method, and every training and plan field the spec
+    gives. Open fields are recorded in `assumed` with the default the estimator itself takes for
+    them (its defaults are the job's), and are not passed, so the input says which values were
+    given. LoRA fields of a job that is not LoRA are an error when `strict`, else left out (a
+    conversation keeps a rank from an earlier LoRA question)."""
     method = _value(spec, "method", assumed, None)
     fields: dict[str, Any] = {"model": _model(spec), "method": method}
     for name in _ESTIMATOR_FIELDS:
         if name == "method":
             continue
-        if name in _LORA_ONLY and method not in LORA_METHODS:
+        given = getattr(spec, name) is not None
+        if name in _LORA_ONLY and method not in LORA_METHODS and not (strict and given):
             continue
-        if name in _QLORA_ONLY and method != "qlora":
+        if name in _QLORA_ONLY and method != "qlora" and not (strict and given):
             continue
-        value = _value(spec, name, assumed, method)
-        if value is not None:
-            fields[name] = value
-    fields["cuda_context_bytes"] = round(_value(spec, "cuda_context_gib", assumed, method) * GIB)
+        if not given:
+            _value(spec, name, assumed, method)
+        else:
+            fields[name] = getattr(spec, name)
+    context = _value(spec, "cuda_context_gib", assumed, method)
+    if spec.cuda_context_gib is not None:
+        fields["cuda_context_bytes"] = round(context * GIB)
     return EstimateInput(**fields)
 
 

@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterable, Mapping
 
 from pydantic import ValidationError
 
 MAX_QUOTED_CHARS = 120  # a value quoted in a message is cut to this many characters
 
+# A bounded repr for containers: a YAML "billion laughs" row shares one list a billion times over,
+# and the builtin repr would expand every copy (hundreds of MB) before it could be cut.
+_BOUNDED = reprlib.Repr()
+_BOUNDED.maxlevel = 3
+for _name in ("maxtuple", "maxlist", "maxarray", "maxdict", "maxset", "maxfrozenset", "maxdeque"):
+    setattr(_BOUNDED, _name, 8)
+_BOUNDED.maxstring = _BOUNDED.maxlong = _BOUNDED.maxother = MAX_QUOTED_CHARS
+
 
 def shorten(value: object, limit: int = MAX_QUOTED_CHARS) -> str:
-    """`repr(value)`, cut to `limit` characters with an ellipsis (a pasted file or a 5,000-digit
-    number never fills an error message)."""
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**100 else "a huge number"
+    """`repr(value)`, cut to `limit` characters with an ellipsis (a pasted file, a 5,000-digit
+    number or a self-repeating structure never fills an error message)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**100:
+        text = "a huge number"
+    elif isinstance(value, str | bytes):
+        text = repr(value[: limit + 1])
+    elif isinstance(value, list | tuple | dict | set | frozenset):
+        text = _BOUNDED.repr(value)
+    else:
+        text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -34,7 +34,8 @@ from langgraph.types import Command
 
 from assistant.agent.events import Brain
 from assistant.agent.evidence import ground, turn_evidence
-from assistant.agent.policy import OfflinePolicy, TurnContext
+from assistant.agent.policy import OfflinePolicy
+from assistant.agent.turn import TurnContext
 from assistant.answers import compose
 from assistant.answers.i18n import language_name
 from assistant.grounding.check import GroundingReport

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -45,16 +46,16 @@ from assistant.agent.tool_results import (
     rank_content,
 )
 from knowledge.retrieval import Passage
-from tools.advice import estimate_job, resolve_job
+from tools.advice import estimate_job, rank_job
 from tools.architectures.architecture import ModelArch
 from tools.architectures.registry import resolve_model
 from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError, InvalidInputError, invalid_input
 from tools.gpus import GPUSpec, lookup_gpu
 from tools.job import JobSpec
-from tools.job.spec import VALID
+from tools.job.limits import VALID
 from tools.memory import MemoryEstimate
-from tools.ranking import RankResult, rank
+from tools.ranking import RankResult
 
 __all__ = [
     "ARTIFACT_ROWS",
@@ -164,10 +165,9 @@ def run_estimate_memory(args: JobArgs) -> tuple[str, MemoryEstimate]:
 def run_rank_instances(args: RankArgsBase, catalog: Catalog) -> tuple[str, RankResult]:
     """The best `ARTIFACT_ROWS` instances that fit the job (best first for the objective), how
     many fit in all, and every excluded instance with its reason."""
-    resolved = resolve_job(tool_job(args), catalog)
-    assert resolved.request is not None  # the model is a required argument
-    request = resolved.request.model_copy(update={"top": max(args.top, ARTIFACT_ROWS)})
-    result = rank(request, catalog.instances)
+    resolved, result = rank_job(
+        tool_job(args), catalog, top=max(args.top, ARTIFACT_ROWS), now=datetime.now(UTC)
+    )
     return dumps(rank_content(result, resolved, args.top)), result
 
 

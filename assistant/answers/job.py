@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from assistant.agent.jobspec import AssumedDefault, JobPlan, Notice
-from assistant.agent.state import JobState, Money
 from assistant.answers.parts import Text
+from tools.advice import Assumed, JobNotice, ResolvedJob
+from tools.job import JobSpec, Money
 from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.models import RankedOption, RankResult
 from tools.ranking.plans import PLAN_ORDER, is_offload
@@ -29,8 +29,9 @@ TOP_OPTIONS = 3
 TOP_EXCLUSION_KINDS = 3
 _COMPONENTS = ("weights", "gradients", "optimizer", "activations", "overhead")
 _FULL_METHODS = ("full", "pretrain")
-_COUNT_SLOTS = ("lora_rank", "seq_len", "micro_batch_size", "num_gpus", "dataset_tokens",
-                "dataset_samples")  # fmt: skip
+_COUNT_FIELDS = ("lora_rank", "seq_len", "micro_batch_size", "num_gpus", "tokens", "samples",
+                 "gradient_accumulation_steps", "tensor_parallel", "min_gpus", "max_gpus",
+                 "max_nodes")  # fmt: skip
 
 
 def _bullets(items: Sequence[str]) -> str:
@@ -254,19 +255,21 @@ def nothing_fits_section(t: Text, ranking: RankResult) -> str:
 # ------------------------------------------------------------------------------ defaults, notices
 
 
-def defaults_line(t: Text, assumed: Sequence[AssumedDefault]) -> str:
-    """The defaults assumed for open slots, in one line."""
+def defaults_line(t: Text, assumed: Sequence[Assumed]) -> str:
+    """The defaults assumed for open fields, in one line."""
     if not assumed:
         return ""
     items = [
-        t.msg("defaults.item", slot=t.label("slot", d.slot), value=_slot_value(t, d.slot, d.value))
+        t.msg(
+            "defaults.item", field=t.label("field", d.field), value=field_value(t, d.field, d.value)
+        )
         for d in assumed
     ]
     return t.msg("defaults.line", items=t.join(items))
 
 
-def _slot_value(t: Text, slot: str, value: object) -> str:
-    """A slot value in words or locale figures."""
+def field_value(t: Text, name: str, value: object) -> str:
+    """A job field's value in words or locale figures."""
     if isinstance(value, bool):
         return t.msg("value.bool_yes" if value else "value.bool_no")
     if isinstance(value, Money):
@@ -278,15 +281,15 @@ def _slot_value(t: Text, slot: str, value: object) -> str:
         "objective": "value.objective_",
         "gradient_checkpointing": "value.checkpointing_",
     }
-    if slot in words and isinstance(value, str):
-        group, _, prefix = words[slot].partition(".")
+    if name in words and isinstance(value, str):
+        group, _, prefix = words[name].partition(".")
         return t.label(group, f"{prefix}{value}")
     if isinstance(value, int | float) and not isinstance(value, bool):
-        if slot == "deadline_hours":
+        if name == "deadline_hours":
             return t.hours(value)
-        if slot == "max_vram_gib":
+        if name in ("max_vram_gib", "cuda_context_gib"):
             return f"{t.number(value)}\u00a0GiB"
-        if slot in _COUNT_SLOTS or float(value).is_integer():
+        if name in _COUNT_FIELDS or float(value).is_integer():
             return t.count(value)
         return t.number(value)
     if isinstance(value, list):
@@ -294,23 +297,23 @@ def _slot_value(t: Text, slot: str, value: object) -> str:
     return str(value)
 
 
-def notices_section(t: Text, notices: Sequence[Notice], state: JobState | None) -> str:
-    """What the plan did not apply as asked, each in the answer's language."""
+def notices_section(t: Text, notices: Sequence[JobNotice], state: JobSpec | None) -> str:
+    """What the job resolution did not apply as asked, each in the answer's language."""
     lines = [_notice(t, notice, state) for notice in notices]
     return _section(t, "notice.heading", _bullets(lines))
 
 
-def _notice(t: Text, notice: Notice, state: JobState | None) -> str:
-    slot = t.label("slot", notice.slot)
+def _notice(t: Text, notice: JobNotice, state: JobSpec | None) -> str:
+    field = t.label("field", notice.field)
     if notice.kind == "currency_not_applied":
-        money = getattr(state, notice.slot, None) if state is not None else None
+        money = getattr(state, notice.field, None) if state is not None else None
         if isinstance(money, Money):
             shown, currency = t.money(money.amount, money.currency), str(money.currency)
         else:
             shown, currency = notice.value, notice.value.rsplit(" ", 1)[-1]
-        return t.msg("notice.currency_not_applied", slot=slot, currency=currency, money=shown)
-    return t.msg(f"notice.{notice.kind}", slot=slot, value=notice.value)
+        return t.msg("notice.currency_not_applied", field=field, currency=currency, money=shown)
+    return t.msg(f"notice.{notice.kind}", field=field, value=notice.value)
 
 
-def plan_input(plan: JobPlan | None) -> EstimateInput | None:
-    return plan.job if plan is not None else None
+def plan_input(plan: ResolvedJob | None) -> EstimateInput | None:
+    return plan.estimate_input if plan is not None else None

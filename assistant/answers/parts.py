@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from assistant.answers import i18n
 from assistant.grounding.figures import shown_figures
+from assistant.languages import resolve_lang
 from tools.languages import Language
 
 __all__ = ["Answer", "Citation", "PassageLike", "Text", "cite", "figures_in"]
@@ -69,7 +70,7 @@ class Text:
     """Messages and figures in one language: `t.msg(key, ...)`, `t.money(...)`, ..."""
 
     def __init__(self, lang: str) -> None:
-        self.lang: Language = i18n.resolve_lang(lang)
+        self.lang: Language = resolve_lang(lang)
 
     def msg(self, key: str, /, **values: object) -> str:
         return i18n.message(self.lang, key, **values)

@@ -26,17 +26,17 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from assistant.agent.state import JobState, SlotUpdate
 from assistant.extract.lexicon import lexicon
 from assistant.extract.slots import extract_slots
 from assistant.extract.text import alternation, fold
+from tools.job import JobSpec, JobUpdate
 
 Intent = Literal["job", "guidance", "mixed", "other"]
 
 # Slots that make a message about one specific job (a method or a GPU name alone is as likely
 # the topic of a general question: "what is QLoRA?", "is the H100 worth it?").
-_SPECIFIC = ("model", "dataset_tokens", "dataset_samples", "max_price_per_hour", "budget",
-             "deadline_hours", "num_gpus", "max_vram_gib")  # fmt: skip
+_SPECIFIC = ("model", "tokens", "samples", "max_price_per_hour", "budget", "deadline_hours",
+             "num_gpus", "max_vram_gib")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def _cues() -> _Cues:
 
 
 def classify_intent(
-    text: str, lang: str, state: JobState, update: SlotUpdate | None = None
+    text: str, lang: str, state: JobSpec, update: JobUpdate | None = None
 ) -> Intent:
     """What the message asks for, given the job known so far. `update` is the message's
     `extract_slots` result when the caller already has it."""
@@ -115,7 +115,7 @@ def classify_intent(
 
 
 def _question_intent(
-    cues: _Cues, folded: str, update: SlotUpdate, specific: bool, has_job: bool
+    cues: _Cues, folded: str, update: JobUpdate, specific: bool, has_job: bool
 ) -> Intent:
     """A question: about a specific job (mixed), amending the job (job), or general."""
     if specific or (has_job and cues.own_job.search(folded)):

@@ -1,4 +1,4 @@
-"""extract_slots: every slot one message sets.
+"""extract_slots: every field of the job (`tools.job.JobSpec`) one message sets.
 
 Readers run in a fixed order over the folded text; each masks what it read, so a number is
 used once: model and GPU names first (so "8x7B" stays Mixtral's and "A100 80GB" a GPU), then
@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from assistant.agent.state import Money, SlotUpdate
 from assistant.extract.cues import gpu_is_wanted, money_is_limit
 from assistant.extract.names import Found, find_gpus, find_models
 from assistant.extract.numbers import parse_number
@@ -24,12 +23,14 @@ from assistant.extract.patterns import Patterns, number_word_value, patterns
 from assistant.extract.regions import find_region
 from assistant.extract.text import MASK, fold
 from tools.architectures.param_guess import MAX_PARAMS, MIN_PARAMS
+from tools.catalog.providers import known_providers
 from tools.gpus import lookup_gpu
+from tools.job import JobUpdate, Money
+from tools.job.limits import MAX_BATCH, MAX_SEQ_LEN
 
 MAX_CHARS = 20_000  # longer messages are read up to here (the assistant refuses > 4000 anyway)
 _MAX_VRAM_GIB = 1024  # more per GPU than any GPU has: not a VRAM figure
-_MAX_COUNT = 100_000  # GPUs, batch, rank: the estimator's own upper limits
-_MAX_SEQ_LEN = 10_000_000
+_MAX_COUNT = MAX_BATCH  # GPUs, batch, rank: the job's own upper limits
 
 
 class Doc:
@@ -46,14 +47,14 @@ Slots = dict[str, Any]
 Reader = Callable[[Doc, Patterns, Slots], None]
 
 
-def extract_slots(text: str, lang: str) -> SlotUpdate:
-    """The slots `text` (in `lang`: en, nl, fr, tr, de or es; others read as en) sets."""
+def extract_slots(text: str, lang: str) -> JobUpdate:
+    """The job fields `text` (in `lang`: en, nl, fr, tr, de or es; others read as en) sets."""
     doc = Doc(text)
     p = patterns(lang)
     slots: Slots = {}
     for reader in _READERS:
         reader(doc, p, slots)
-    return SlotUpdate(**slots)
+    return JobUpdate(**slots)
 
 
 def _read_models(doc: Doc, p: Patterns, slots: Slots) -> None:
@@ -190,7 +191,7 @@ def _read_seq_len(doc: Doc, p: Patterns, slots: Slots) -> None:
     for regex in p.seq_len:
         for match in list(regex.finditer(doc.text)):
             value = parse_number(match["n"]) * (1024 if match["k"] else 1)
-            if 1 <= value <= _MAX_SEQ_LEN and value == int(value):
+            if 1 <= value <= MAX_SEQ_LEN and value == int(value):
                 slots["seq_len"] = int(value)
                 doc.mask(*match.span())
 
@@ -202,14 +203,14 @@ def _read_data(doc: Doc, p: Patterns, slots: Slots) -> None:
             if value >= 1 and value == int(value):
                 slots["seq_len"] = int(value)  # "2048 tokens": a sequence, not a dataset
         elif value >= 1:
-            slots["dataset_tokens"] = value
-            slots.pop("dataset_samples", None)
+            slots["tokens"] = value
+            slots.pop("samples", None)
         doc.mask(*match.span())
     for match in list(p.samples.finditer(doc.text)):
         value = parse_number(match["n"]) * _magnitude(p, match["mag"])
         if value >= 1:
-            slots["dataset_samples"] = round(value)
-            slots.pop("dataset_tokens", None)
+            slots["samples"] = round(value)
+            slots.pop("tokens", None)
         doc.mask(*match.span())
     for regex in p.epochs:
         for match in list(regex.finditer(doc.text)):
@@ -292,7 +293,7 @@ def _read_words(doc: Doc, p: Patterns, slots: Slots) -> None:
     _read_providers(p, text, slots)
     region = find_region(p, text)
     if region is not None:
-        slots["region"] = region
+        slots["regions"] = [region]
 
 
 def _negated(p: Patterns, text: str, match: re.Match[str]) -> bool:
@@ -314,8 +315,6 @@ def _read_providers(p: Patterns, text: str, slots: Slots) -> None:
     if wanted:
         slots["providers"] = list(dict.fromkeys(wanted))
     elif unwanted:
-        from tools.catalog.providers import known_providers
-
         slots["providers"] = [key for key in known_providers() if key not in unwanted]
 
 

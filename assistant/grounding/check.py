@@ -58,7 +58,7 @@ _ALWAYS_SHOWN = (1 << 30, 1e9)  # GiB and GB; MiB, MB, TiB, TB only from 1 to 10
 _GIB_PER_GB = 1e9 / (1 << 30)
 _REL_EPS = 1e-9
 # Field names that hold money (tools/ranking/models.py, tools/catalog/instances.py,
-# assistant/agent/state.py).
+# tools/job/money.py).
 _MONEY_KEY = re.compile(r"price|cost|budget|usd|(?:^|_)(?:amount|eur|try|money)(?:_|$)", re.I)
 
 

@@ -39,105 +39,33 @@ from tools.enums import (
     Sharding,
     SpotPolicy,
 )
-from tools.errors import InvalidInputError, invalid_input
+from tools.errors import invalid_input
+from tools.job.limits import (
+    MAX_BATCH,
+    MAX_CONTEXT_GIB,
+    MAX_GPUS,
+    MAX_HOURS,
+    MAX_NODES,
+    MAX_SEQ_LEN,
+    MAX_TOKENS,
+    VALID,
+    attention_alias,
+    zero_alias,
+)
 from tools.job.money import Money
 
 __all__ = [
-    "ATTENTION_ALIASES",
+    "EXCLUSIVE",
     "FIELD_GROUPS",
     "JOB_FIELDS",
-    "MAX_BATCH",
-    "MAX_GPUS",
-    "MAX_NODES",
-    "MAX_SEQ_LEN",
-    "VALID",
-    "VALID_ZERO",
-    "ZERO_ALIASES",
     "FieldGroup",
+    "FieldName",
     "JobSpec",
     "JobUpdate",
     "apply_update",
-    "attention_alias",
-    "zero_alias",
 ]
 
-# Limits on inputs: beyond these the question is almost certainly a typo.
-MAX_SEQ_LEN: Final = 10_000_000
-MAX_BATCH: Final = 100_000
-MAX_GPUS: Final = 100_000
-MAX_NODES: Final = 4096
-MAX_CONTEXT_GIB: Final = 64.0
-MAX_TOKENS: Final = 1e15  # a thousand trillion tokens: far beyond any published training run
-MAX_HOURS: Final = 1e6
-
 FieldGroup = Literal["model", "training", "plan", "data", "limits"]
-
-# Names people use for a ZeRO stage, and the sharding implementation each implies.
-ZERO_ALIASES: Final[dict[str, tuple[int, Sharding]]] = {
-    "ddp": (0, "deepspeed"),
-    "none": (0, "deepspeed"),
-    "no-shard": (0, "deepspeed"),
-    "zero0": (0, "deepspeed"),
-    "zero1": (1, "deepspeed"),
-    "zero2": (2, "deepspeed"),
-    "zero3": (3, "deepspeed"),
-    "fsdp-shard-grad-op": (2, "fsdp"),
-    "shard-grad-op": (2, "fsdp"),
-    "fsdp-full-shard": (3, "fsdp"),
-    "full-shard": (3, "fsdp"),
-    "fsdp": (3, "fsdp"),
-}
-VALID_ZERO: Final = "0, 1, 2, 3 or an alias: " + ", ".join(ZERO_ALIASES)
-# Names of fused attention kernels, all modelled as sdpa (no s x s tensors).
-ATTENTION_ALIASES: Final[dict[str, str]] = {
-    "flash": "sdpa",
-    "flash-attention": "sdpa",
-    "flash-attention-2": "sdpa",
-    "flash_attention_2": "sdpa",
-    "fa2": "sdpa",
-    "spda": "sdpa",
-}
-
-
-# What is valid, per field, for the errors built from pydantic's constraint messages.
-VALID: Final[dict[str, str]] = {
-    "micro_batch_size": f"an integer from 1 to {MAX_BATCH} (sequences per GPU per step)",
-    "seq_len": f"an integer from 1 to {MAX_SEQ_LEN} (tokens)",
-    "num_gpus": f"an integer from 1 to {MAX_GPUS} (GPUs)",
-    "tensor_parallel": "an integer >= 1 that divides the number of attention heads",
-    "lora_rank": "an integer from 1 to the model's hidden size",
-    "lora_dropout": "a probability from 0 to below 1",
-    "zero_stage": VALID_ZERO,
-    "cuda_context_gib": f"GiB from 0 to {MAX_CONTEXT_GIB:g}",
-    "fragmentation": "a fraction from 0 to 1 of the allocated bytes",
-    "gradient_accumulation_steps": f"an integer from 1 to {MAX_BATCH} (micro-batches per step)",
-    "tokens": f"a count above 0 and at most {MAX_TOKENS:.0e} (tokens)",
-    "samples": f"a count above 0 and at most {MAX_TOKENS:.0e} (samples)",
-    "epochs": "a number of passes above 0 and at most 10,000",
-    "deadline_hours": f"hours above 0 and at most {MAX_HOURS:.0e}",
-    "max_nodes": f"an integer from 1 to {MAX_NODES} (nodes)",
-}
-
-
-def zero_alias(value: object) -> tuple[int, Sharding | None] | None:
-    """(stage, sharding) for a ZeRO alias such as 'fsdp-full-shard' or 'zero2' (a digit string
-    is a plain stage); None when `value` is not text. Unknown text is an InvalidInputError."""
-    if not isinstance(value, str):
-        return None
-    key = value.strip().lower().replace("_", "-").replace(" ", "-")
-    if key.isdigit():
-        return int(key), None
-    if key not in ZERO_ALIASES:
-        raise InvalidInputError("zero_stage", value, VALID_ZERO)
-    return ZERO_ALIASES[key]
-
-
-def attention_alias(value: object) -> object:
-    """'flash', 'FA2', 'flash_attention_2' -> 'sdpa'; other values unchanged (lower-cased)."""
-    if isinstance(value, str):
-        key = value.strip().lower().replace("_", "-")
-        return ATTENTION_ALIASES.get(key, key)
-    return value
 
 
 class JobSpec(BaseModel):
@@ -165,8 +93,14 @@ class JobSpec(BaseModel):
         " FP8 tensor cores)",
     )
     optimizer: Optimizer | None = Field(None, description="optimizer; its state bytes differ")
-    lora_rank: int | None = Field(None, gt=0, le=65536, description="LoRA rank r (lora, qlora)")
-    lora_alpha: float | None = Field(None, gt=0, description="LoRA alpha (lora, qlora)")
+    lora_rank: int | None = Field(
+        None, gt=0, le=MAX_BATCH, description="LoRA rank r, dimensions (lora, qlora)"
+    )
+    lora_alpha: float | None = Field(
+        None,
+        gt=0,
+        description="LoRA alpha, a scaling factor (lora, qlora; it does not change memory)",
+    )
     lora_targets: str | None = Field(
         None,
         min_length=1,
@@ -174,7 +108,7 @@ class JobSpec(BaseModel):
         description="layers with adapters: all-linear, attention, mlp or module names a,b,c",
     )
     lora_dropout: float | None = Field(
-        None, ge=0, lt=1, description="LoRA dropout probability (lora, qlora)"
+        None, ge=0, lt=1, description="LoRA dropout, a probability (lora, qlora)"
     )
     qlora_double_quant: bool | None = Field(
         None, description="QLoRA: quantize the NF4 block constants too (qlora)"
@@ -193,10 +127,10 @@ class JobSpec(BaseModel):
         None,
         gt=0,
         le=MAX_BATCH,
-        description="micro-batches per optimizer step; above 1 the gradients stay resident",
+        description="micro-batches per optimizer step (count); above 1 the gradients stay resident",
     )
     tensor_parallel: int | None = Field(
-        None, gt=0, le=1024, description="tensor-parallel degree (Megatron-style)"
+        None, gt=0, le=1024, description="tensor-parallel degree: GPUs per model replica (count)"
     )
     sequence_parallel: bool | None = Field(
         None, description="Megatron sequence parallelism (with tensor_parallel > 1)"
@@ -223,8 +157,8 @@ class JobSpec(BaseModel):
         None,
         gt=0,
         le=MAX_GPUS,
-        description="GPUs: the data-parallel degree of an estimate; a ranking then considers"
-        " only clusters of exactly this many GPUs",
+        description="GPUs (count): the data-parallel degree of an estimate; a ranking then"
+        " considers only clusters of exactly this many GPUs",
     )
     zero_stage: int | None = Field(
         None,
@@ -246,7 +180,7 @@ class JobSpec(BaseModel):
     samples: int | None = Field(
         None, gt=0, le=int(MAX_TOKENS), description="training samples per epoch (seq_len each)"
     )
-    epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data")
+    epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data (epochs)")
     # -- limits and objective
     max_price_per_hour: Money | None = Field(
         None, description="most per hour for the whole cluster (all nodes), e.g. 3 or '2.5 EUR'"
@@ -275,13 +209,20 @@ class JobSpec(BaseModel):
     max_vram_gib: float | None = Field(
         None, gt=0, le=4096, description="only GPUs with at most this much memory, GiB"
     )
-    min_gpus: int | None = Field(None, ge=1, le=MAX_GPUS, description="at least this many GPUs")
-    max_gpus: int | None = Field(None, ge=1, le=MAX_GPUS, description="at most this many GPUs")
+    min_gpus: int | None = Field(
+        None, ge=1, le=MAX_GPUS, description="at least this many GPUs (count)"
+    )
+    max_gpus: int | None = Field(
+        None, ge=1, le=MAX_GPUS, description="at most this many GPUs (count)"
+    )
     interconnect: Interconnect | None = Field(
         None, description="required GPU-to-GPU link: nvswitch, nvlink (also NVSwitch) or pcie"
     )
     max_nodes: int | None = Field(
-        None, ge=1, le=MAX_NODES, description="largest multi-node cluster considered, nodes"
+        None,
+        ge=1,
+        le=MAX_NODES,
+        description="largest multi-node cluster considered (count of nodes)",
     )
     objective: Objective | None = Field(
         None, description="cost: cheapest total; time: fastest; price: cheapest per hour"

@@ -32,7 +32,7 @@ from tools.enums import (
 )
 from tools.errors import InvalidInputError, invalid_input
 from tools.job.defaults import DEFAULTS, default_for
-from tools.job.spec import (
+from tools.job.limits import (
     MAX_BATCH,
     MAX_GPUS,
     MAX_SEQ_LEN,

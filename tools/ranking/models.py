@@ -5,14 +5,16 @@ Money is USD; prices are per hour; time is hours; memory is bytes (GiB = 2^30 in
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tools.catalog.freshness import ProviderFreshness
+from tools.catalog.instances import Origin
 from tools.enums import Interconnect, Objective, Pricing, SpotPolicy
 from tools.job import DEFAULTS, JobSpec
-from tools.job.spec import MAX_NODES
+from tools.job.limits import MAX_NODES
 from tools.memory import EstimateInput
 from tools.ranking.costs import SpotAssumptions
 from tools.ranking.plans import PlanName
@@ -192,8 +194,25 @@ class RankedOption(BaseModel):
     )
     peak_tflops_per_gpu: float
     regions: list[str]
-    source: str
-    as_of: date
+    source: str = Field(description="where the price was read (URL, catalog and version)")
+    as_of: date = Field(description="when the price was read")
+    origin: Origin = Field(default="curated", description="curated, import, gpuhunt or skypilot")
+    fetched_at: datetime | None = Field(
+        default=None, description="when a refresh downloaded the price (UTC); None if curated"
+    )
+    price_age_days: int | None = Field(
+        default=None, description="days since the price was read (None: no clock given)"
+    )
+    price_age_hours: float | None = Field(
+        default=None, description="hours since the price was read (None: no clock given)"
+    )
+    price_age: str | None = Field(
+        default=None,
+        description="e.g. 'fetched 3 h ago from gpuhunt', 'curated price, 187 days old'",
+    )
+    stale: bool | None = Field(
+        default=None, description="older than the stale limit (None: no clock given)"
+    )
     reasons: list[str] = Field(description="one line each: fit, speed, cost, provenance")
 
 
@@ -237,3 +256,7 @@ class RankResult(BaseModel):
     excluded: list[Excluded]
     considered: int = Field(description="instances looked at")
     feasible: int = Field(description="instances that qualified (before `top`)")
+    prices: list[ProviderFreshness] = Field(
+        default_factory=list,
+        description="how fresh the ranked rows' prices are, per provider (empty: no clock given)",
+    )

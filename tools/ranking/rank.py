@@ -18,10 +18,12 @@ import gc
 import heapq
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from functools import lru_cache
 from operator import attrgetter
 
-from tools.catalog.instances import Instance
+from tools.catalog.freshness import price_age, provider_summaries
+from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS, Instance
 from tools.gpus import lookup_gpu
 from tools.memory import estimate
 from tools.ranking.costs import (
@@ -81,9 +83,17 @@ _PRICE_FIELDS = attrgetter(
 
 
 def rank(
-    request: RankRequest, instances: Iterable[Instance], estimate_fn: EstimateFn = estimate
+    request: RankRequest,
+    instances: Iterable[Instance],
+    estimate_fn: EstimateFn = estimate,
+    *,
+    now: datetime | None = None,
+    stale_price_days: int = DEFAULT_STALE_PRICE_DAYS,
 ) -> RankResult:
-    """Rank `instances` for `request`: qualifying ones best first, the rest with a reason."""
+    """Rank `instances` for `request`: qualifying ones best first, the rest with a reason.
+
+    now: when given (timezone-aware), every ranked row also carries its price's age and stale
+    flag (older than `stale_price_days`), and the result a freshness summary per provider."""
     items = instances if isinstance(instances, list) else list(instances)
     job = prepare_job(request, estimate_fn)
     screen = Screen.build(request.constraints, items)
@@ -104,13 +114,33 @@ def rank(
         else:
             best = sorted(rows, key=by_key)
         ranked = [_ranked_option(i, row, job) for i, row in enumerate(best, start=1)]
+    prices = []
+    if now is not None:
+        ranked = [_with_age(option, row.instance, now, stale_price_days)
+                  for option, row in zip(ranked, best, strict=True)]  # fmt: skip
+        prices = provider_summaries((row.instance for row in best), now, stale_price_days)
     return RankResult(
         job=job.summary,
         ranked=ranked,
         excluded=excluded,
         considered=len(items),
         feasible=len(rows),
+        prices=prices,
     )
+
+
+def _with_age(option: RankedOption, inst: Instance, now: datetime, stale_days: int) -> RankedOption:
+    """The option with its price's age; the provenance reason says it too."""
+    age = price_age(inst, now, stale_days)
+    flag = f"; STALE: older than {stale_days} days" if age.stale else ""
+    reasons = [
+        f"{line} ({age.text}{flag})" if line.startswith("price from ") else line
+        for line in option.reasons
+    ]
+    return option.model_copy(
+        update={"price_age_days": age.age_days, "price_age_hours": age.age_hours,
+                "price_age": age.text, "stale": age.stale, "reasons": reasons}
+    )  # fmt: skip
 
 
 @contextmanager
@@ -324,5 +354,7 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
         regions=list(inst.regions),
         source=inst.source,
         as_of=inst.as_of,
+        origin=inst.origin,
+        fetched_at=inst.fetched_at,
         reasons=ranked_reasons(row, job),
     )

@@ -18,7 +18,7 @@ from assistant.agent.graph import make_chat_model
 from assistant.answers.compose import compose_fallback_notice, compose_grounding_notice
 from assistant.settings import Settings
 from knowledge.retrieval import Passage
-from tests.assistant.conftest import ScriptedChatModel, tool_call
+from tests.fakes.chat import ScriptedChatModel, tool_call
 from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog
 from tools.errors import InvalidInputError

@@ -2,7 +2,8 @@
 
 After every turn: the whole job state, the exact tool calls and arguments, the answer language
 (the turn's language and a heading from that language's message catalog), and grounding.
-Defaults the plan fills in come from `assistant.agent.jobspec.DEFAULTS`; everything else is literal.
+The tool calls carry what the conversation said; the tools resolve the rest with the job's stated
+defaults (`tools.job.defaults`), as the turn's plan did. Everything here is literal.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import yaml
 
 from assistant.agent.conversation import Assistant, Session
 from assistant.agent.events import ToolCallRecord, TurnResult
-from assistant.agent.jobspec import DEFAULTS, QLORA_OPTIMIZER
-from assistant.agent.policy import CAVEAT_QUERIES
+from assistant.agent.turn import CAVEAT_QUERIES
 from assistant.answers.i18n import message as i18n_message
 from assistant.settings import Settings
 from tools.catalog import builtin_catalog
@@ -28,25 +28,13 @@ USD_40 = {"amount": 40.0, "currency": "USD"}
 
 
 def job(model: str, method: str, **given: Any) -> dict[str, Any]:
-    """estimate_memory arguments: the slots given, the plan's defaults for the rest."""
-    args: dict[str, Any] = {"model": model, "method": method}
-    for slot in ("precision", "seq_len", "micro_batch_size", "gradient_checkpointing"):
-        args[slot] = DEFAULTS[slot]
-    args["optimizer"] = QLORA_OPTIMIZER if method == "qlora" else DEFAULTS["optimizer"]
-    if method in ("lora", "qlora"):
-        args["lora_rank"] = DEFAULTS["lora_rank"]
-    return args | given
+    """estimate_memory arguments: the fields the conversation gave."""
+    return {"model": model, "method": method} | given
 
 
 def rank(job_args: dict[str, Any], **given: Any) -> dict[str, Any]:
-    """rank_instances arguments: the job, the workload, the constraints given."""
-    base = {
-        "tokens": float(DEFAULTS["dataset_tokens"]),
-        "epochs": 1.0,
-        "spot": "never",
-        "objective": "cost",
-    }
-    return job_args | base | given
+    """rank_instances arguments: the job, and the data and limits the conversation gave."""
+    return job_args | given
 
 
 @dataclass
@@ -94,7 +82,7 @@ def first_conversation(lang: str, texts: list[str]) -> list[Step]:
     """A Llama 3.1 8B QLoRA job, amended three times, then a guidance question."""
     qlora, full = job(LLAMA_8B, "qlora"), job(LLAMA_8B, "full")
     tokens = {"tokens": 2e8}
-    s1 = {"model": LLAMA_8B, "method": "qlora", "dataset_tokens": 2e8}
+    s1 = {"model": LLAMA_8B, "method": "qlora", "tokens": 2e8}
     s2 = s1 | {"method": "full"}
     s3 = s2 | {"spot": "required"}
     s4 = s3 | {"max_price_per_hour": USD_40}
@@ -128,7 +116,7 @@ def second_conversation(lang: str, texts: list[str]) -> list[Step]:
     s5 = s4 | {"method": "qlora"}
     long = lora | {"seq_len": 4096}
     qlora = job("70B", "qlora", seq_len=4096)
-    narrowed = {"max_vram_per_gpu_gib": 24.0}
+    narrowed = {"max_vram_gib": 24.0}
     return [
         Step(texts[0], s1, [("estimate_memory", lora), ("rank_instances", rank(lora))]),
         Step(texts[1], s2, [("estimate_memory", long), ("rank_instances", rank(long))]),

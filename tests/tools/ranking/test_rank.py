@@ -17,8 +17,8 @@ import math
 
 import pytest
 
+from tests.fakes.catalogs import instance
 from tests.fakes.jobs import bare_input
-from tests.tools.ranking_fixtures import instance
 from tools.catalog import builtin_catalog
 from tools.memory import estimate
 from tools.ranking import RankingAssumptions, RankRequest, Workload, rank

@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fakes.catalogs import instance
 from tests.fakes.jobs import bare_input
-from tests.tools.ranking_fixtures import instance
 from tools.catalog.instances import Instance
 from tools.memory import estimate
 from tools.ranking import RankRequest, Workload, rank
@@ -27,7 +27,7 @@ JOB = bare_input(model="meta-llama/Llama-2-7b-hf", method="lora", gradient_check
 def offers(draw: st.DrawFn, name: str) -> Instance:
     count = draw(st.sampled_from([1, 2, 4, 8]))
     price = draw(st.floats(min_value=0.1, max_value=100))
-    spot = draw(st.none() | st.floats(min_value=0.05, max_value=100))
+    spot = draw(st.none() | st.floats(min_value=0.1, max_value=100))
     extra: dict[str, Any] = {
         "billing_granularity": draw(st.sampled_from(["second", "minute", "hour"])),
         "min_charge_seconds": draw(st.sampled_from([0, 60, 3600])),

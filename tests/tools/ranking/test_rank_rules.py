@@ -6,6 +6,7 @@ import gc
 
 import pytest
 
+from tests.fakes.catalogs import instance
 from tests.fakes.jobs import bare_input
 from tests.tools.ranking.test_rank import (
     FULL_CATALOG,
@@ -17,7 +18,6 @@ from tests.tools.ranking.test_rank import (
     _full_70b_request,
     _qlora_request,
 )
-from tests.tools.ranking_fixtures import instance
 from tools.errors import UnknownNameError
 from tools.memory import EstimateInput, MemoryBreakdown, MemoryEstimate, estimate
 from tools.ranking import RankingAssumptions, RankRequest, RankResult, Workload, rank
