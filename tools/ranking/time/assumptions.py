@@ -33,6 +33,7 @@ _GEMM_16BIT: dict[str, float] = {
     # Training", 2024-12) found its on-paper peak far from realised in training; 0.40 of the
     # 1,307 TFLOPS BF16 peak puts it near an H100 per GPU.
     "CDNA 3": 0.40,
+    "CDNA 4": 0.40,  # MI355X: no open training measurements here; CDNA 3's share assumed
 }
 _GEMM_FP8: dict[str, float] = {
     # Share of the FP8 peak. FP8 speedups measured next to bf16 on the same stack: torchtitan
@@ -46,6 +47,7 @@ _GEMM_FP8: dict[str, float] = {
     "Blackwell": 0.45,
     "Ada Lovelace": 0.45,
     "CDNA 3": 0.30,
+    "CDNA 4": 0.30,
 }
 _ATTENTION: dict[str, float] = {
     # Fused attention (FlashAttention-2 as PyTorch SDPA runs it) counted with the causal half
@@ -63,6 +65,7 @@ _ATTENTION: dict[str, float] = {
     "Volta": 0.20,
     "Turing": 0.20,
     "CDNA 3": 0.12,
+    "CDNA 4": 0.12,
 }
 
 
