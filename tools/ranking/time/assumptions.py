@@ -34,6 +34,7 @@ _GEMM_16BIT: dict[str, float] = {
     # 1,307 TFLOPS BF16 peak puts it near an H100 per GPU.
     "CDNA 3": 0.40,
     "CDNA 4": 0.40,  # MI355X: no open training measurements here; CDNA 3's share assumed
+    "Gaudi 3": 0.40,  # Intel Gaudi 3: none either; the AMD parts' share assumed
 }
 _GEMM_FP8: dict[str, float] = {
     # Share of the FP8 peak. FP8 speedups measured next to bf16 on the same stack: torchtitan
@@ -48,6 +49,7 @@ _GEMM_FP8: dict[str, float] = {
     "Ada Lovelace": 0.45,
     "CDNA 3": 0.30,
     "CDNA 4": 0.30,
+    "Gaudi 3": 0.30,
 }
 _ATTENTION: dict[str, float] = {
     # Fused attention (FlashAttention-2 as PyTorch SDPA runs it) counted with the causal half
@@ -66,6 +68,7 @@ _ATTENTION: dict[str, float] = {
     "Turing": 0.20,
     "CDNA 3": 0.12,
     "CDNA 4": 0.12,
+    "Gaudi 3": 0.12,
 }
 
 
