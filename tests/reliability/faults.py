@@ -110,7 +110,7 @@ class ChatEndpoint:
     body: str = '{"error": {"message": "internal error", "type": "server_error"}}'
     trickle_every_s: float = 0.5
     requests: list[dict[str, Any]] = field(default_factory=list)
-    headers_seen: list[dict[str, str]] = field(default_factory=list)
+    headers_seen: list[dict[str, str]] = field(default_factory=list)  # names lower-cased
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -142,7 +142,7 @@ class ChatEndpoint:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                endpoint.headers_seen.append(dict(self.headers.items()))
+                endpoint.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
                 try:
                     endpoint.requests.append(json.loads(raw or b"{}"))
                 except ValueError:
