@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from knowledge.errors import StoreUnavailableError
@@ -38,15 +38,17 @@ def unwritable_cause(store: Path) -> str | None:
 
 
 def read_only_copy(
-    store: Path, limit: int = READ_ONLY_COPY_LIMIT
+    store: Path,
+    limit: int = READ_ONLY_COPY_LIMIT,
+    probe: Callable[[Path], str | None] = unwritable_cause,
 ) -> tempfile.TemporaryDirectory[str] | None:
     """A private writable copy of the embedded store `store` (as `<copy>/chroma`) when this
-    process cannot write `store`; None when it can or when there is no such folder (the caller
-    then opens it in place). StoreUnavailableError when the store is over `limit` bytes or the
-    copy fails (the temporary folder is full or read-only too)."""
+    process cannot write `store` (`probe` says why); None when it can or when there is no such
+    folder (the caller then opens it in place). StoreUnavailableError when the store is over
+    `limit` bytes or the copy fails (the temporary folder is full or read-only too)."""
     if not store.is_dir():
         return None
-    cause = unwritable_cause(store)
+    cause = probe(store)
     if cause is None:
         return None
     files = [p for p in store.rglob("*") if p.is_file()]
