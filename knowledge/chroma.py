@@ -27,20 +27,17 @@ from __future__ import annotations
 import base64
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
-
-from langchain_core.embeddings import Embeddings
 
 from knowledge.config import KnowledgeConfig
 from knowledge.errors import (
     ChromaServerError,
     ChromaTimeoutError,
     ChromaUnreachableError,
-    IndexCorruptError,
     StoreUnavailableError,
 )
 from tools.errors import InvalidInputError
@@ -242,54 +239,3 @@ def bound_session(client: Any, connect_s: float, read_s: float) -> None:
             "knowledge/chroma.py must learn where to set its timeouts"
         )
     session.timeout = httpx.Timeout(read_s, connect=connect_s)
-
-
-class ChromaEmbeddingAdapter:
-    """Chroma embedding function backed by our LangChain embeddings, so Chroma never falls back to
-    its default function (which downloads an ONNX model). Vectors are passed explicitly anyway."""
-
-    def __init__(self, embeddings: Embeddings, embedder: str) -> None:
-        self._embeddings = embeddings
-        self._embedder = embedder
-
-    def __call__(self, input: Sequence[str]) -> list[Any]:
-        import numpy as np
-
-        return [
-            np.asarray(v, dtype=np.float32) for v in self._embeddings.embed_documents(list(input))
-        ]
-
-    def embed_query(self, input: Sequence[str]) -> list[Any]:
-        import numpy as np
-
-        return [np.asarray(self._embeddings.embed_query(t), dtype=np.float32) for t in input]
-
-    @staticmethod
-    def name() -> str:
-        return "gpu-advisor"
-
-    def get_config(self) -> dict[str, Any]:
-        return {"embedder_id": self._embedder}
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> ChromaEmbeddingAdapter:
-        """Chroma calls this when it reads a stored collection; the placeholder refuses to embed
-        (the real function is always passed explicitly) instead of Chroma's downloading default."""
-        return ChromaEmbeddingAdapter(_NoEmbeddings(), str(config.get("embedder_id", "")))
-
-    def is_legacy(self) -> bool:
-        return False
-
-    def default_space(self) -> str:
-        return "cosine"
-
-    def supported_spaces(self) -> list[str]:
-        return ["cosine"]
-
-
-class _NoEmbeddings(Embeddings):
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        raise IndexCorruptError("no embedding function was passed for this Chroma collection")
-
-    def embed_query(self, text: str) -> list[float]:
-        raise IndexCorruptError("no embedding function was passed for this Chroma collection")

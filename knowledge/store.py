@@ -36,7 +36,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,10 +45,11 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from pydantic import BaseModel, Field, ValidationError
 
-from knowledge.chroma import ChromaEmbeddingAdapter, bounded_call, make_client, server_failure
+from knowledge.chroma import bounded_call, make_client, server_failure
 from knowledge.chunking import Chunk
+from knowledge.collection import ChromaEmbeddingAdapter, Progress, embed_into
 from knowledge.config import KnowledgeConfig
-from knowledge.embcache import SEED_DIR, Embed, EmbeddingCache, SeedVectors
+from knowledge.embcache import SEED_DIR, EmbeddingCache, SeedVectors
 from knowledge.errors import IndexCorruptError, StoreUnavailableError
 from knowledge.scratch import read_only_copy
 from tools.errors import (
@@ -75,12 +76,8 @@ MANIFEST = "manifest.json"
 CHUNKS = "chunks.jsonl"
 CACHE_DIR = "embedding-cache"
 EMBEDDED_COLLECTION = "gpu-advisor-kb"
-EMBED_BATCH = 16
-ADD_BATCH = 512
 BUILDING = "building the knowledge index"
 NEARLY_FULL_BYTES = 2**20  # free space under which a failed build is blamed on a full disk
-
-Progress = Callable[[int, int], None]
 
 log = logging.getLogger("knowledge")
 
@@ -330,7 +327,7 @@ class IndexStore:
         cache = EmbeddingCache(self.root / CACHE_DIR, embedder, seed)
         try:
             embed = functools.partial(cache.embed, embed=embeddings.embed_documents)
-            dimension = _embed_into(collection, chunks, embed, progress)
+            dimension = embed_into(collection, chunks, embed, progress)
         finally:
             cache.close()
         log.info(
@@ -368,51 +365,6 @@ class IndexStore:
                     client.delete_collection(self._collection_name(folder))
         for folder in stale:
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _embed_into(
-    collection: Any, chunks: Sequence[Chunk], embed: Embed, progress: Progress | None
-) -> int:
-    """Embed chunks in small batches (progress after each), add them to Chroma in large ones
-    (each add is a transaction); returns the embedding dimension."""
-    total = len(chunks)
-    if progress is not None:
-        progress(0, total)
-    pending: list[tuple[Chunk, list[float]]] = []
-    dimension = 0
-    for start in range(0, total, EMBED_BATCH):
-        batch = list(chunks[start : start + EMBED_BATCH])
-        vectors = embed([chunk.index_text for chunk in batch])
-        dimension = len(vectors[0])
-        pending.extend(zip(batch, vectors, strict=True))
-        if len(pending) >= ADD_BATCH or start + EMBED_BATCH >= total:
-            _add(collection, pending)
-            pending = []
-        if progress is not None:
-            progress(start + len(batch), total)
-    if collection.count() != total:
-        raise IndexCorruptError(f"Chroma stored {collection.count()} of {total} chunks")
-    return dimension or 1
-
-
-def _add(collection: Any, items: list[tuple[Chunk, list[float]]]) -> None:
-    collection.add(
-        ids=[chunk.id for chunk, _ in items],
-        embeddings=[vector for _, vector in items],
-        documents=[chunk.text for chunk, _ in items],
-        metadatas=[_metadata(chunk) for chunk, _ in items],
-    )
-
-
-def _metadata(chunk: Chunk) -> dict[str, str | int]:
-    return {
-        "topic": chunk.topic or "",
-        "lang": chunk.lang,
-        "kind": chunk.kind,
-        "title": chunk.title,
-        "source": chunk.source,
-        "n": chunk.n,
-    }
 
 
 def _nearly_full(folder: Path) -> bool:
