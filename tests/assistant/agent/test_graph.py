@@ -332,3 +332,43 @@ def test_injection_in_the_users_message_leaves_the_offline_answer_unchanged(
     assistant = make(settings, catalog, knowledge_base)
     result = assistant.respond(f"{QUESTION}. {INJECTION}", Session()).result
     assert result.answer == offline_answer
+
+
+def test_make_chat_model_bounds_every_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    def fake_init(name: str, **kwargs: Any) -> ScriptedChatModel:
+        seen.update(kwargs)
+        return ScriptedChatModel([])
+
+    monkeypatch.setattr("langchain.chat_models.init_chat_model", fake_init)
+    settings = Settings(
+        data_dir=tmp_path,
+        llm="openai:gpt-4o",
+        llm_connect_timeout_s=2,
+        llm_first_byte_timeout_s=7,
+        llm_total_timeout_s=30,
+    )
+    make_chat_model(settings)
+    assert seen["timeout"] == httpx.Timeout(7, connect=2) and seen["max_retries"] == 0
+    assert seen["streaming"] is True, "streamed: the first-byte bound holds for long answers"
+    assert seen["http_client"]._transport.total_s == 30
+
+
+def test_failure_lines_name_the_root_cause_without_secrets() -> None:
+    from langchain_core.exceptions import ModelAuthenticationError
+
+    from assistant.agent.graph import describe_failure, endpoint_errors
+
+    try:
+        try:
+            raise httpx.ReadTimeout("the reply took longer than 60 s")
+        except httpx.ReadTimeout as inner:
+            raise ModelAuthenticationError("401 for key my-key-1234\nsecond line") from inner
+    except ModelAuthenticationError as exc:
+        line = describe_failure(exc, ["my-key-1234"])
+        assert isinstance(exc, endpoint_errors())
+    assert line == (
+        "ModelAuthenticationError: 401 for key ***; "
+        "cause: ReadTimeout: the reply took longer than 60 s"
+    )
