@@ -46,7 +46,7 @@ __all__ = [
 NoticeKind = Literal[
     "currency_converted", "currency_not_applied", "invalid_value", "region_not_found"
 ]
-_MONEY_FIELDS = ("max_price_per_hour", "budget")
+_MONEY_FIELDS: tuple[FieldName, ...] = ("max_price_per_hour", "budget")
 # Training fields passed to the estimator under the same name, in the order they are resolved.
 _ESTIMATOR_FIELDS: tuple[str, ...] = tuple(
     name for name in FIELD_GROUPS["training"] + FIELD_GROUPS["plan"] if name != "cuda_context_gib"

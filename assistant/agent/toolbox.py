@@ -194,9 +194,16 @@ def _fit_spec(data: dict[str, Any]) -> JobSpec:
 def run_search_knowledge(
     args: SearchKnowledgeArgs, knowledge: KnowledgeSearch
 ) -> tuple[str, KnowledgeResult]:
-    """The best passages of the knowledge base for the question."""
+    """The best passages of the knowledge base for the question; `lexical_only` says when the
+    vector store was unavailable and BM25 keywords ranked them alone."""
     passages = knowledge.search(args.query, lang=args.lang, k=args.k)
-    content = {"passages": [p.public() | {"lang_fallback": p.lang_fallback} for p in passages]}
+    content = {
+        "passages": [
+            p.public() | {"lang_fallback": p.lang_fallback, "lexical_only": p.lexical_only}
+            for p in passages
+        ],
+        "lexical_only": any(p.lexical_only for p in passages),
+    }
     return dumps(content), KnowledgeResult(query=args.query, lang=args.lang, passages=passages)
 
 

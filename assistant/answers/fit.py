@@ -59,6 +59,7 @@ def _way(t: Text, way: FitWay, check: FitCheck) -> str:
     values = {
         "seq_len": t.count(way.settings.get("seq_len", 0)),
         "steps": t.count(way.settings.get("gradient_accumulation_steps", 0)),
+        "batch": t.count(way.settings.get("micro_batch_size", 0)),
         "gpus": t.count(check.gpu_count),
     }
     what = t.msg(f"fit.way.{way.change}", **values)

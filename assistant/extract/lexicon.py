@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 from assistant.extract.text import fold
-from tools.languages import LANGUAGES
+from tools.languages import LANGUAGES, Language
 
 _PACKAGE = "assistant.extract"
 
@@ -101,7 +101,7 @@ _SHARED_IN = 3  # a word in this many languages' lexicons is jargon, not a langu
 
 
 @cache
-def language_words() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+def language_words() -> tuple[dict[Language, frozenset[str]], frozenset[str]]:
     """Per language, the lexicon words only that language has ("stunden", "uur", "saatte");
     and the words shared by several languages or language-independent ("tokens", "lora",
     "budget"), which say nothing about the language of a message."""

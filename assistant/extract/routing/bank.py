@@ -49,7 +49,7 @@ def examples() -> list[tuple[str, str, str]]:
 
     text = resources.files(_PACKAGE).joinpath(BANK_FILE).read_text(encoding="utf-8")
     data = yaml.safe_load(text)
-    rows = []
+    rows: list[tuple[str, str, str]] = []
     for intent, by_lang in data.items():
         for lang, items in by_lang.items():
             rows.extend((str(intent), str(lang), str(item)) for item in items)
