@@ -43,8 +43,14 @@ __all__ = [
     "resolve_job",
 ]
 
+# value_ignored: a value a message stated that the job cannot take (the chat leaves it out and
+# keeps what the conversation had); the others come from resolving the job.
 NoticeKind = Literal[
-    "currency_converted", "currency_not_applied", "invalid_value", "region_not_found"
+    "currency_converted",
+    "currency_not_applied",
+    "invalid_value",
+    "region_not_found",
+    "value_ignored",
 ]
 _MONEY_FIELDS: tuple[FieldName, ...] = ("max_price_per_hour", "budget")
 # Training fields passed to the estimator under the same name, in the order they are resolved.

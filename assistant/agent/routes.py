@@ -86,7 +86,8 @@ def calls_for(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[Planned
 
 
 def _changed(ctx: TurnContext) -> bool:
-    return ctx.intent == "job" or ctx.state != ctx.prior
+    """A job to answer: a new one, a change, or a stated value it had to leave out (said so)."""
+    return ctx.intent == "job" or ctx.state != ctx.prior or bool(ctx.rejected)
 
 
 def _asks_about_job(ctx: TurnContext) -> bool:

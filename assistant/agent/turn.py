@@ -36,12 +36,14 @@ from assistant.answers import compose
 from assistant.extract import (
     Intent,
     QuestionKind,
+    RejectedSlot,
     Routed,
     extract_slots,
+    read_slots,
     route_intent,
 )
 from assistant.languages import choose_language
-from tools.advice import ResolvedJob, resolve_job
+from tools.advice import JobNotice, ResolvedJob, resolve_job
 from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError
 from tools.job import JobSpec, JobUpdate, Money, apply_update
@@ -86,6 +88,7 @@ class TurnContext(BaseModel):
     prior: JobSpec = JobSpec()
     prior_plan: ResolvedJob | None = None
     update: JobUpdate = JobUpdate()
+    rejected: tuple[RejectedSlot, ...] = ()
     routed: Routed | None = None
 
 
@@ -101,20 +104,33 @@ _NOT_FILTERS: dict[str, tuple[str, ...]] = {
 def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> TurnContext:
     """Route one user message, fold what it says into the job state and resolve the job it now
     describes (leniently: a value the tools reject is dropped with a notice and its default)."""
-    update = extract_slots(text, lang)
+    update, rejected = read_slots(text, lang)
     routed = route_intent(text, lang, prior, update)
     kept = update.model_copy(update=dict.fromkeys(_NOT_FILTERS.get(routed.intent, ())))
     state = apply_update(prior, kept)
     base = {
         "lang": lang, "text": text, "state": state, "intent": routed.intent, "prior": prior,
-        "kind": routed.cues.kind, "update": update, "routed": routed,
+        "kind": routed.cues.kind, "update": update, "rejected": rejected, "routed": routed,
         "prior_plan": _resolved(prior, catalog),
     }  # fmt: skip
     try:
         plan: ResolvedJob | None = resolve_job(state, catalog, strict=False)
     except AdvisorError as exc:
         return TurnContext(**base, plan=None, plan_error=exc)
+    if plan is not None and rejected:
+        ignored = [_ignored(slot) for slot in rejected]
+        plan = plan.model_copy(update={"notices": ignored + list(plan.notices)})
     return TurnContext(**base, plan=plan)
+
+
+def _ignored(slot: RejectedSlot) -> JobNotice:
+    """The notice of a stated value the job cannot take (the conversation keeps its own)."""
+    return JobNotice(
+        kind="value_ignored",
+        field=slot.field,
+        value=slot.written,
+        message=f"{slot.field} {slot.written!r} left out: {slot.reason}",
+    )
 
 
 def _resolved(spec: JobSpec, catalog: Catalog | None) -> ResolvedJob | None:
