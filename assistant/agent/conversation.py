@@ -325,6 +325,7 @@ def _result(
         ungrounded_numbers=list(grounding.get("ungrounded_numbers", [])),
         notices=notices,
         brain=brain,
+        intent=ctx.intent,
     )
 
 

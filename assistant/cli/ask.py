@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from assistant.agent.events import TurnResult
 
 JSON_KEYS = (
+    "intent",
     "language",
     "answer",
     "tool_calls",

@@ -119,7 +119,9 @@ def test_tiny_and_ordinary_exponents_still_read() -> None:
         ("nan", None),
         ("inf", None),
         ("", None),
-        ("1e5", None),
+        ("1e5", 100000.0),
+        ("2.5E3", 2500.0),
+        ("1e309", None),
         ("-", None),
     ],
 )

@@ -193,6 +193,14 @@ class RankedOption(BaseModel):
         " recomputation over (training hours x GPUs x the precision's dense peak)"
     )
     peak_tflops_per_gpu: float
+    host_ram_need_bytes: int | None = Field(
+        default=None,
+        description="host RAM one node needs for the optimizer state offloaded to CPU (None: no"
+        " offload)",
+    )
+    host_ram_bytes: int | None = Field(
+        default=None, description="host RAM of one node (None: the catalog does not say)"
+    )
     regions: list[str]
     source: str = Field(description="where the price was read (URL, catalog and version)")
     as_of: date = Field(description="when the price was read")

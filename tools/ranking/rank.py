@@ -351,6 +351,8 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
         spot_overhead_hours=run.overhead_hours if run else None,
         mfu=shape.run.utilisation,
         peak_tflops_per_gpu=shape.run.peak_tflops,
+        host_ram_need_bytes=fit.estimate.cpu_offload_bytes * inst.gpu_count or None,
+        host_ram_bytes=round(inst.ram_gib * GIB) if inst.ram_gib else None,
         regions=list(inst.regions),
         source=inst.source,
         as_of=inst.as_of,
