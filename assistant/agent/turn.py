@@ -96,9 +96,17 @@ class TurnContext(BaseModel):
 # checks against, the GPUs compared, the GPU or provider a "why not" asks about.
 _NOT_FILTERS: dict[str, tuple[str, ...]] = {
     "fit_check": ("gpus", "num_gpus", "max_vram_gib"),
-    "compare": ("gpus",),
+    "compare": ("gpus", "max_vram_gib"),
     "why_not": ("gpus", "providers"),
 }
+
+
+# What a general question names as its topic, not as a setting of the job: "does gradient
+# checkpointing slow training down?", "what does QLoRA save?", "is 8-bit Adam worth it?".
+_TOPICS = (
+    "method", "precision", "optimizer", "gradient_checkpointing", "spot", "zero_stage",
+    "sharding", "offload_optimizer", "attention", "engine", "qlora_double_quant",
+)  # fmt: skip
 
 
 def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> TurnContext:
@@ -106,7 +114,10 @@ def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> 
     describes (leniently: a value the tools reject is dropped with a notice and its default)."""
     update, rejected = read_slots(text, lang)
     routed = route_intent(text, lang, prior, update)
-    kept = update.model_copy(update=dict.fromkeys(_NOT_FILTERS.get(routed.intent, ())))
+    dropped = _NOT_FILTERS.get(routed.intent, ())
+    if routed.intent == "guidance" and routed.cues.kind != "mixed":
+        dropped = _TOPICS
+    kept = update.model_copy(update=dict.fromkeys(dropped))
     state = apply_update(prior, kept)
     base = {
         "lang": lang, "text": text, "state": state, "intent": routed.intent, "prior": prior,

@@ -84,6 +84,7 @@ class Patterns:
     regions: Choice
     negation_before: re.Pattern[str]
     negation_after: re.Pattern[str]
+    preferred_before: re.Pattern[str]
     off_after: re.Pattern[str]
     conjunction: re.Pattern[str]
     money_cue_before: re.Pattern[str]
@@ -194,6 +195,11 @@ def patterns(lang: str) -> Patterns:
         regions=_shared_choice("region."),
         negation_before=c(f"{alt('negation')}\\s+(?:\\w+\\s+)?$"),
         negation_after=c(f"\\s*(?:'\\w+\\s*)?{alt('negation.after')}"),
+        # "rather X than <here>", "plutôt du X que du", "lieber X als", "liever X dan", "mejor X
+        # que": what follows the comparison word (and an article) is the value set aside.
+        preferred_before=c(
+            f"{alt('prefer')}(?:\\s+[^\\s¦]+){{0,3}}\\s+{alt('prefer.than')}(?:\\s+[^\\s¦]+)?\\s*$"
+        ),
         off_after=c(f"\\s*{alt('off.after')}"),
         conjunction=c(
             r"\s*(?:,|/|&|\bor\b|\band\b|\bnor\b|\bof\b|\ben\b|\bou\b|\bet\b|\bni\b|"

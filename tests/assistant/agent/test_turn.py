@@ -177,3 +177,26 @@ def test_a_tool_error_becomes_one_sentence(catalog: Catalog) -> None:
     assert isinstance(step, AIMessage) and not step.tool_calls
     assert "X" in step.text and "H100-SXM" in step.text
     assert step.text.count("\n") == 0, "one short sentence"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "prior"),
+    [
+        ("does gradient checkpointing slow training down a lot?", "en", QLORA_8B),
+        ("c'est quoi la difference entre bf16 et fp16 pour l'entrainement ?", "fr", QLORA_8B),
+        ("was genau macht QLoRA anders als LoRA beim Speicher?", "de", {}),
+    ],
+)
+def test_a_general_question_sets_no_setting_it_asks_about(
+    text: str, lang: str, prior: dict[str, Any], catalog: Catalog
+) -> None:
+    ctx = ctx_for(text, lang, catalog, JobSpec.model_validate(prior))
+    assert ctx.intent == "guidance"
+    assert ctx.update.given(), "the message does name a technique"
+    assert ctx.state == JobSpec.model_validate(prior), "the job keeps what it had"
+
+
+def test_the_sizes_of_gpus_compared_are_no_filter(catalog: Catalog) -> None:
+    ctx = ctx_for("L40S vs A100 80GB for lora on mistral 7b?", "en", catalog)
+    assert ctx.intent == "compare"
+    assert ctx.state.max_vram_gib is None and ctx.state.gpus is None
