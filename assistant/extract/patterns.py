@@ -75,6 +75,7 @@ class Patterns:
     rank: tuple[re.Pattern[str], ...]
     deadline: re.Pattern[str]
     method: Choice
+    full_split: re.Pattern[str]
     spot: Choice
     objective: Choice
     precision: Choice
@@ -186,6 +187,13 @@ def patterns(lang: str) -> Patterns:
             f"(?P<day>{alt('unit.day', True)})|(?P<week>{alt('unit.week', True)}))"
         ),
         method=_shared_choice("method."),
+        # A word of completeness and a training word a few words apart, in either order: the
+        # split verbs of Dutch and German ("helemaal op finetunen", "ein komplettes Training"),
+        # "train it completely", "entrenar el modelo completo".
+        full_split=c(
+            f"{alt('whole')}(?:\\s+[^\\s]+){{0,4}}?\\s+{alt('train.word')}"
+            f"|{alt('train.word')}(?:\\s+[^\\s]+){{0,3}}?\\s+{alt('whole')}"
+        ),
         spot=_shared_choice("spot."),
         objective=_shared_choice("objective."),
         precision=_shared_choice("precision."),

@@ -324,7 +324,9 @@ def _read_words(doc: Doc, p: Patterns, slots: Slots) -> None:
                          ("precision", p.precision), ("optimizer", p.optimizer)):  # fmt: skip
         for value, _ in choice.finditer(text):
             slots[slot] = value
-    for value, match in p.method.finditer(text):
+    methods = [(match.start(), value, match) for value, match in p.method.finditer(text)]
+    methods += [(match.start(), "full", match) for match in p.full_split.finditer(text)]
+    for _, value, match in sorted(methods, key=lambda item: item[0]):
         if not _negated(p, text, match):
             slots["method"] = value
     for value, match in p.checkpointing.finditer(text):

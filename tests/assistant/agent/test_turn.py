@@ -200,3 +200,16 @@ def test_the_sizes_of_gpus_compared_are_no_filter(catalog: Catalog) -> None:
     ctx = ctx_for("L40S vs A100 80GB for lora on mistral 7b?", "en", catalog)
     assert ctx.intent == "compare"
     assert ctx.state.max_vram_gib is None and ctx.state.gpus is None
+
+
+def test_a_fit_check_runs_on_the_variant_the_message_narrows_to(catalog: Catalog) -> None:
+    """'two A100s with 40 GB' is the 40 GB A100 twice, not every A100 size."""
+    from assistant.agent.routes import calls_for
+
+    text = "we have two A100 with 40 GB, enough for a full fine-tune of Qwen2.5 7B?"
+    ctx = ctx_for(text, "en", catalog)
+    assert ctx.intent == "fit_check" and ctx.state.method == "full"
+    calls = calls_for(ctx, [])
+    assert [(c.args["gpu_memory_gib"], c.args["num_gpus"]) for c in calls] == [(40.0, 2)]
+    every = calls_for(ctx_for("is an A100 enough for LoRA on Qwen2.5 7B?", "en", catalog), [])
+    assert [c.args["gpu_memory_gib"] for c in every] == [40.0, 80.0]

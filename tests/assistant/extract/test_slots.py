@@ -469,3 +469,27 @@ def test_a_word_near_no_family_or_without_a_size_is_no_model() -> None:
     assert extract_slots("the lamma is nice", "en").model is None  # no size or version
     assert extract_slots("queen 7b", "en").model == "7B"  # too far from 'qwen': the size only
     assert extract_slots("falcon 7b", "en").model == "7B"
+
+
+SPLIT_FULL = [
+    ("kan ik llama 3.2 3b helemaal zelf finetunen?", "nl", "full"),
+    ("ein komplettes Training von Qwen2.5 7B", "de", "full"),
+    ("ich will Mistral 7B vollständig neu trainieren", "de", "full"),
+    ("train the whole thing completely", "en", "full"),
+    ("quiero entrenar el modelo completo", "es", "full"),
+    ("modeli tamamen eğitmek istiyorum", "tr", "full"),
+    ("volledig finetunen of toch lora?", "nl", "lora"),  # the last mention still wins
+    ("lora, not a complete fine-tune", "en", "lora"),
+]
+
+
+@pytest.mark.parametrize(("text", "lang", "method"), SPLIT_FULL, ids=[c[0] for c in SPLIT_FULL])
+def test_a_word_of_completeness_near_a_training_word_is_full(
+    text: str, lang: str, method: str
+) -> None:
+    assert extract_slots(text, lang).method == method
+
+
+def test_training_on_the_whole_dataset_is_no_method() -> None:
+    assert extract_slots("train on the whole dataset for 2 epochs", "en").method is None
+    assert extract_slots("qlora op llama 8b trainen", "nl").method == "qlora"
