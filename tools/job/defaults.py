@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
 from tools.enums import Method
+from tools.job.spec import MECHANISM_FIELDS
 
 __all__ = ["DEFAULTS", "Default", "default_for"]
 
@@ -53,6 +54,10 @@ CUDA_CONTEXT_GIB: Final = 1.0
 # 10 % of the allocated bytes is a conservative margin, overridable per job.
 FRAGMENTATION: Final = 0.10
 DEFAULT_TOKENS: Final = 100_000_000
+_AS_THE_STACK_RUNS_IT: Final = (
+    "as the job's stack runs it (its profile in tools/memory/stacks/profiles.py; the value used is"
+    " stated in the estimate's assumptions)"
+)
 
 DEFAULTS: Final[dict[str, Default[Any]]] = {
     # -- the training job
@@ -78,7 +83,9 @@ DEFAULTS: Final[dict[str, Default[Any]]] = {
     ),
     "lora_dropout": Default(0.0, "no LoRA dropout, PEFT LoraConfig's default"),
     "qlora_double_quant": Default(
-        True, "NF4 with double quantization, the QLoRA paper's recipe (section 3)"
+        None,
+        "the stack's choice: NF4 with double quantization under hf (the QLoRA paper's recipe,"
+        " section 3), torchtune and unsloth; litgpt's bnb.nf4 without it",
     ),
     "micro_batch_size": Default(
         1,
@@ -112,11 +119,20 @@ DEFAULTS: Final[dict[str, Default[Any]]] = {
     "fragmentation": Default(
         FRAGMENTATION, "10% of the allocated bytes for the allocator's rounding and caching"
     ),
+    # -- the training stack; each mechanism left open takes the stack's profile value, stated
+    # with its source in the estimate's assumptions (tools/memory/stacks/profiles.py)
+    "stack": Default(
+        "hf",
+        "the Hugging Face stack (Trainer, TRL, PEFT, Accelerate, DeepSpeed), the usual way to"
+        " fine-tune on rented GPUs; say litgpt, torchtune, torchtitan, unsloth or megatron",
+    ),
+    **{name: Default(None, _AS_THE_STACK_RUNS_IT) for name in MECHANISM_FIELDS},
     # -- the parallel plan of one estimate (the ranking chooses its own per instance)
     "num_gpus": Default(1, "one GPU"),
     "zero_stage": Default(0, "no ZeRO sharding"),
     "sharding": Default("deepspeed", "DeepSpeed's ZeRO-3 gathering unit (one layer's weights)"),
     "offload_optimizer": Default(False, "optimizer state on the GPU"),
+    "offload_params": Default(False, "weights on the GPU"),
     # -- the data
     "tokens": Default(DEFAULT_TOKENS, "100M training tokens (say how many, or how many samples)"),
     "epochs": Default(1.0, "one pass over the data"),

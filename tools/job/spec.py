@@ -28,18 +28,29 @@ from pydantic import (
 from tools.architectures.architecture import ModelArch
 from tools.enums import (
     Attention,
+    BaseDtype,
     Checkpointing,
     Engine,
     Interconnect,
+    Loss,
     Method,
     Objective,
     Optimizer,
     OptimizerImpl,
     Precision,
+    SelectiveCheckpointing,
     Sharding,
     SpotPolicy,
+    Stack,
 )
-from tools.errors import InvalidInputError, invalid_input
+from tools.errors import invalid_input
+from tools.job.aliases import (
+    ATTENTION_ALIASES,
+    VALID_ZERO,
+    ZERO_ALIASES,
+    attention_alias,
+    zero_alias,
+)
 from tools.job.money import Money
 
 __all__ = [
@@ -50,6 +61,7 @@ __all__ = [
     "MAX_GPUS",
     "MAX_NODES",
     "MAX_SEQ_LEN",
+    "MECHANISM_FIELDS",
     "VALID",
     "VALID_ZERO",
     "ZERO_ALIASES",
@@ -72,33 +84,6 @@ MAX_HOURS: Final = 1e6
 
 FieldGroup = Literal["model", "training", "plan", "data", "limits"]
 
-# Names people use for a ZeRO stage, and the sharding implementation each implies.
-ZERO_ALIASES: Final[dict[str, tuple[int, Sharding]]] = {
-    "ddp": (0, "deepspeed"),
-    "none": (0, "deepspeed"),
-    "no-shard": (0, "deepspeed"),
-    "zero0": (0, "deepspeed"),
-    "zero1": (1, "deepspeed"),
-    "zero2": (2, "deepspeed"),
-    "zero3": (3, "deepspeed"),
-    "fsdp-shard-grad-op": (2, "fsdp"),
-    "shard-grad-op": (2, "fsdp"),
-    "fsdp-full-shard": (3, "fsdp"),
-    "full-shard": (3, "fsdp"),
-    "fsdp": (3, "fsdp"),
-}
-VALID_ZERO: Final = "0, 1, 2, 3 or an alias: " + ", ".join(ZERO_ALIASES)
-# Names of fused attention kernels, all modelled as sdpa (no s x s tensors).
-ATTENTION_ALIASES: Final[dict[str, str]] = {
-    "flash": "sdpa",
-    "flash-attention": "sdpa",
-    "flash-attention-2": "sdpa",
-    "flash_attention_2": "sdpa",
-    "fa2": "sdpa",
-    "spda": "sdpa",
-}
-
-
 # What is valid, per field, for the errors built from pydantic's constraint messages.
 VALID: Final[dict[str, str]] = {
     "micro_batch_size": f"an integer from 1 to {MAX_BATCH} (sequences per GPU per step)",
@@ -117,27 +102,6 @@ VALID: Final[dict[str, str]] = {
     "deadline_hours": f"hours above 0 and at most {MAX_HOURS:.0e}",
     "max_nodes": f"an integer from 1 to {MAX_NODES} (nodes)",
 }
-
-
-def zero_alias(value: object) -> tuple[int, Sharding | None] | None:
-    """(stage, sharding) for a ZeRO alias such as 'fsdp-full-shard' or 'zero2' (a digit string
-    is a plain stage); None when `value` is not text. Unknown text is an InvalidInputError."""
-    if not isinstance(value, str):
-        return None
-    key = value.strip().lower().replace("_", "-").replace(" ", "-")
-    if key.isdigit():
-        return int(key), None
-    if key not in ZERO_ALIASES:
-        raise InvalidInputError("zero_stage", value, VALID_ZERO)
-    return ZERO_ALIASES[key]
-
-
-def attention_alias(value: object) -> object:
-    """'flash', 'FA2', 'flash_attention_2' -> 'sdpa'; other values unchanged (lower-cased)."""
-    if isinstance(value, str):
-        key = value.strip().lower().replace("_", "-")
-        return ATTENTION_ALIASES.get(key, key)
-    return value
 
 
 class JobSpec(BaseModel):
@@ -217,6 +181,43 @@ class JobSpec(BaseModel):
     fragmentation: float | None = Field(
         None, ge=0, le=1, description="allocator margin, a fraction of the allocated bytes"
     )
+    # -- the training stack and its memory mechanisms (open: the stack's profile decides)
+    stack: Stack | None = Field(
+        None,
+        description="training stack: hf (Trainer, TRL, PEFT, Accelerate, DeepSpeed), litgpt,"
+        " torchtune, torchtitan, unsloth or megatron; it supplies the mechanisms left open",
+    )
+    loss: Loss | None = Field(
+        None,
+        description="cross-entropy implementation: standard (fp32 upcast, 12 bytes per logit at"
+        " its peak), older-hf (transformers < 4.46), chunked (torchtune), chunked-16bit"
+        " (litgpt), fused (16-bit logits, in-place gradient) or fused-linear (no logits kept)",
+    )
+    selective_checkpointing: SelectiveCheckpointing | None = Field(
+        None,
+        description="what selective recomputation keeps: attention (all but the attention"
+        " core) or op (only matmul and attention outputs, torchtitan)",
+    )
+    activation_offload: bool | None = Field(
+        None, description="saved activations / checkpoints moved to CPU RAM during the step"
+    )
+    optimizer_in_backward: bool | None = Field(
+        None, description="the optimizer steps each parameter during the backward pass"
+    )
+    frozen_base_dtype: BaseDtype | None = Field(
+        None,
+        description="storage of the frozen base's non-quantized weights (lora, qlora): 16-bit"
+        " or fp32 (fp32-loaded models, PEFT's k-bit preparation)",
+    )
+    qlora_keeps_input: bool | None = Field(
+        None, description="each 4-bit layer keeps its input for backward (bitsandbytes < 0.43.2)"
+    )
+    repeat_kv: bool | None = Field(
+        None, description="K and V are repeated to every query head before attention (litgpt)"
+    )
+    fused_rmsnorm: bool | None = Field(
+        None, description="a fused RMSNorm kernel: keeps its 16-bit input and an fp32 rstd"
+    )
     # -- the parallel plan of one estimate
     num_gpus: int | None = Field(
         None,
@@ -237,6 +238,9 @@ class JobSpec(BaseModel):
     )
     offload_optimizer: bool | None = Field(
         None, description="optimizer state in CPU RAM (needs zero_stage >= 1)"
+    )
+    offload_params: bool | None = Field(
+        None, description="ZeRO-3 weights in CPU RAM, fetched layer by layer (zero_stage 3)"
     )
     # -- the data
     tokens: float | None = Field(
@@ -335,6 +339,12 @@ class JobSpec(BaseModel):
 
 
 JOB_FIELDS: Final[tuple[str, ...]] = tuple(JobSpec.model_fields)
+# The memory mechanisms of a training stack: each open one takes the stack profile's value
+# (tools/memory/stacks/profiles.py).
+MECHANISM_FIELDS: Final = (
+    "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
+    "frozen_base_dtype", "qlora_keeps_input", "repeat_kv", "fused_rmsnorm",
+)  # fmt: skip
 FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
     "model": ("model",),
     "training": (
@@ -342,8 +352,9 @@ FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
         "lora_dropout", "qlora_double_quant", "micro_batch_size", "seq_len",
         "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
         "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
+        "stack", *MECHANISM_FIELDS,
     ),
-    "plan": ("num_gpus", "zero_stage", "sharding", "offload_optimizer"),
+    "plan": ("num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params"),
     "data": ("tokens", "samples", "epochs"),
     "limits": (
         "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
@@ -355,7 +366,10 @@ FieldName = Literal[
     "lora_dropout", "qlora_double_quant", "micro_batch_size", "seq_len",
     "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
     "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
-    "num_gpus", "zero_stage", "sharding", "offload_optimizer", "tokens", "samples", "epochs",
+    "stack", "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
+    "frozen_base_dtype", "qlora_keeps_input", "repeat_kv", "fused_rmsnorm",
+    "num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params", "tokens",
+    "samples", "epochs",
     "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
     "max_vram_gib", "min_gpus", "max_gpus", "interconnect", "max_nodes", "objective",
 ]  # fmt: skip

@@ -20,7 +20,7 @@ def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> St
         optimizer=inp.optimizer,
         lora_rank=inp.lora_rank,
         targets=targets,
-        qlora_double_quant=inp.qlora_double_quant,
+        qlora_double_quant=inp.mechanisms.qlora_double_quant,
         zero_stage=inp.zero_stage,
         sharding=inp.sharding,
         data_parallel=inp.num_gpus,

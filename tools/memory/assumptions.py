@@ -76,7 +76,7 @@ def _method(
         return out
     bits = (
         "8-bit absmax plus one fp32 constant per 256 blocks (0.127 bits per parameter)"
-        if inp.qlora_double_quant
+        if inp.mechanisms.qlora_double_quant
         else "an fp32 absmax (0.5 bits per parameter)"
     )
     out.append(
