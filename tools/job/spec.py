@@ -218,6 +218,12 @@ class JobSpec(BaseModel):
     fused_rmsnorm: bool | None = Field(
         None, description="a fused RMSNorm kernel: keeps its 16-bit input and an fp32 rstd"
     )
+    compile: bool | None = Field(
+        None,
+        description="torch.compile on; what it compiles is the stack's: torchtune and the"
+        " Hugging Face Trainer compile the loss (it then keeps 16-bit logits), torchtitan"
+        " only the blocks",
+    )
     # -- the parallel plan of one estimate
     num_gpus: int | None = Field(
         None,
@@ -343,7 +349,7 @@ JOB_FIELDS: Final[tuple[str, ...]] = tuple(JobSpec.model_fields)
 # (tools/memory/stacks/profiles.py).
 MECHANISM_FIELDS: Final = (
     "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
-    "frozen_base_dtype", "qlora_keeps_input", "repeat_kv", "fused_rmsnorm",
+    "frozen_base_dtype", "qlora_keeps_input", "repeat_kv", "fused_rmsnorm", "compile",
 )  # fmt: skip
 FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
     "model": ("model",),
@@ -367,7 +373,7 @@ FieldName = Literal[
     "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
     "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
     "stack", "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
-    "frozen_base_dtype", "qlora_keeps_input", "repeat_kv", "fused_rmsnorm",
+    "frozen_base_dtype", "qlora_keeps_input", "repeat_kv", "fused_rmsnorm", "compile",
     "num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params", "tokens",
     "samples", "epochs",
     "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",

@@ -28,10 +28,12 @@ def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> St
         offload_optimizer=inp.offload_optimizer,
         engine=inp.effective_engine,
         optimizer_impl=inp.effective_optimizer_impl,
+        optimizer_in_backward=inp.mechanisms.optimizer_in_backward,
     )
 
 
 def activation_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> ActivationConfig:
+    mech = inp.mechanisms
     return ActivationConfig(
         model=inp.model,
         full=inp.method in ("pretrain", "full"),
@@ -48,6 +50,14 @@ def activation_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -
         sequence_parallel=inp.sequence_parallel,
         engine=inp.effective_engine,
         device=inp.device,
+        loss=mech.loss,
+        compiled_loss=mech.compiled_loss,
+        selective=mech.selective_checkpointing,
+        activation_offload=mech.activation_offload,
+        qlora_keeps_input=mech.qlora_keeps_input,
+        repeat_kv=mech.repeat_kv,
+        fused_rmsnorm=mech.fused_rmsnorm,
+        qlora=inp.method == "qlora",
     )
 
 
@@ -56,9 +66,12 @@ def step_inputs(inp: EstimateInput, states: ModelStates, acts: Activations) -> S
     m, full = inp.model, inp.method in ("pretrain", "full")
     vocab_grad = ceil(m.vocab_size / inp.tensor_parallel) * m.hidden_size
     grad = states.grad_element_bytes * vocab_grad if full else 0
+    in_backward = inp.mechanisms.optimizer_in_backward  # one gradient alive at a time
     return StepInputs(
         weights=states.weights - states.dequant_buffer,
-        gradients=states.gradients,
+        gradients=min(states.gradients, states.largest_gradient)
+        if in_backward
+        else states.gradients,
         optimizer=states.optimizer,
         optimizer_temporaries=states.step_temporaries,
         full=full,
@@ -98,5 +111,8 @@ def activations_detail(acts: Activations) -> ActivationsDetail:
         recompute_working_set=acts.recompute_working_set,
         logits_forward=acts.logits_forward,
         autocast_weight_copies=acts.weight_copies,
+        logits_head=acts.logits_head,
+        logits_held=acts.logits_held,
+        offloaded=acts.offloaded,
         total=acts.total,
     )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from tools.memory import constants as c
-from tools.memory.activations import LOGIT_PEAK_BYTES
+from tools.memory.activations import Activations
 from tools.memory.calibration import CalibrationBand
 from tools.memory.dtypes import saved_dtypes
 from tools.memory.inputs import EstimateInput
 from tools.memory.inventory import PhysicalLinear, total_params
 from tools.memory.model_states import ModelStates, adapter_bytes
+from tools.memory.stacks.describe import stack_sentences
 from tools.units import GB, format_gib
 
 
@@ -20,12 +21,14 @@ def describe(
     inp: EstimateInput,
     states: ModelStates,
     targets: tuple[PhysicalLinear, ...],
+    acts: Activations,
     peak: str = "",
     band: CalibrationBand | None = None,
 ) -> list[str]:
     """All assumptions for one call, in reading order."""
     return [
         *_model(inp),
+        *stack_sentences(inp, acts),
         *_method(inp, states, targets),
         _precision(inp),
         *_optimizer(inp, states),
@@ -148,8 +151,11 @@ def _optimizer(inp: EstimateInput, states: ModelStates) -> list[str]:
     if inp.optimizer == "paged-adamw-8bit":
         return [
             text["adamw-8bit"].replace("bitsandbytes", "bitsandbytes paged"),
-            "Paged optimizer state lives in CUDA unified memory and moves to CPU RAM under "
-            "memory pressure; it is counted here as resident on the GPU (the worst case).",
+            "Paged optimizer state lives in CUDA unified memory (tensors of at least 1e5 "
+            f"elements: {_size(states.paged_optimizer)}) and moves to CPU RAM under memory "
+            "pressure; it is counted here as resident on the GPU in the device total (the worst "
+            "case), outside the allocated and reserved figures, and the card need hold only "
+            "the rest.",
         ]
     out = [text[inp.optimizer]]
     impl = inp.effective_optimizer_impl
@@ -233,11 +239,13 @@ def _activations(inp: EstimateInput) -> list[str]:
         f"matmul outputs{stream}, counted tensor by tensor (Korthikanti et al. 2022), checked "
         "against the tensors PyTorch saves for Hugging Face models and against measured steps."
     ]
+    mech = inp.mechanisms
     if inp.attention == "sdpa":
+        kv = f"{m.num_heads} heads: K and V repeated" if mech.repeat_kv else f"{m.num_kv_heads}"
         out.append(
-            f"Fused attention (SDPA/FlashAttention) keeps Q, K and V ({m.num_kv_heads} "
-            "KV heads), its output and an fp32 log-sum-exp; no s x s tensors. A padded "
-            "batch can make PyTorch fall back to a kernel that stores them."
+            f"Fused attention (SDPA/FlashAttention) keeps Q, K and V ({kv} KV heads), its "
+            "output and an fp32 log-sum-exp; no s x s tensors. A padded batch can make PyTorch "
+            "fall back to a kernel that stores them."
         )
     else:
         soft = "16-bit" if m.family in ("gpt2", "bert") else "fp32"
@@ -245,20 +253,20 @@ def _activations(inp: EstimateInput) -> list[str]:
             f"Eager attention keeps the s x s softmax output ({soft}) and the 16-bit "
             f"probabilities per head; K and V are expanded to all {m.num_heads} heads."
         )
-    out.append(
-        {
-            "none": "No recomputation: every layer keeps all its tensors.",
-            "selective": "Selective recomputation (Korthikanti et al. 2022): the attention core is "
-            "recomputed"
-            + (
-                ", which fused attention already does."
-                if inp.attention == "sdpa"
-                else "; its s x s tensors are not kept."
-            ),
-            "full": "Full recomputation: each layer keeps only its input, and one layer's full set "
-            "is rebuilt during the backward pass.",
-        }[inp.gradient_checkpointing]
+    core = (
+        ", which fused attention already does"
+        if inp.attention == "sdpa"
+        else ("; its s x s tensors are not kept")
     )
+    recompute = {
+        "none": "No recomputation: every layer keeps all its tensors.",
+        "selective": f"Selective recomputation (Korthikanti et al. 2022): the attention core is "
+        f"recomputed{core}.",
+        "full": "Full recomputation: each layer keeps only its input, and one layer's full set "
+        "is rebuilt during the backward pass.",
+    }[inp.gradient_checkpointing]
+    if not (inp.gradient_checkpointing == "selective" and mech.selective_checkpointing == "op"):
+        out.append(recompute)  # op level: stated with the stack (tools/memory/stacks/describe.py)
     mask = "1-byte masks" if inp.device == "cuda" else "masks in the input's dtype (CPU)"
     drop = (
         f"on ({mask} for attention probabilities and residuals)"
@@ -266,22 +274,24 @@ def _activations(inp: EstimateInput) -> list[str]:
         else "off (modern configs set it to 0)"
     )
     out.append(f"Dropout {drop}.")
-    if m.norm == "rmsnorm":
+    if m.norm == "rmsnorm" and mech.fused_rmsnorm:
+        out.append("RMSNorm as one fused kernel: keeps its input and an fp32 rstd per token.")
+    elif m.norm == "rmsnorm":
         out.append(
             "RMSNorm as in Hugging Face: keeps an fp32 copy of its input and the fp32 "
             "rsqrt, plus the normalized tensor when its weight is trainable."
         )
     if inp.method in ("lora", "qlora"):
-        out.append(
-            "Frozen linear layers keep no input. Under mixed precision PEFT casts each "
-            "adapter's input, so every adapted module keeps its own 16-bit copy; each "
-            "also keeps its rank-r output."
+        kept = (
+            "Frozen linear layers keep no input, except the 4-bit ones, which keep theirs "
+            "(bitsandbytes before 0.43.2)."
+            if inp.method == "qlora" and mech.qlora_keeps_input
+            else "Frozen linear layers keep no input."
         )
-    out.append(
-        f"Logits and loss: {m.vocab_size} logits per token at {LOGIT_PEAK_BYTES} bytes "
-        "each at the peak (fp32 log-softmax output plus its gradient in and out); fused "
-        "or chunked cross-entropy kernels avoid most of this."
-    )
+        out.append(
+            f"{kept} Under mixed precision PEFT casts each adapter's input, so every adapted "
+            "module keeps its own 16-bit copy; each also keeps its rank-r output."
+        )
     if m.is_moe:
         out.append(
             f"Mixture of experts: each token goes to {m.experts_per_token} of "

@@ -34,6 +34,7 @@ from tools.memory.results import (
     ModelStatesDetail,
     MomentBytes,
     OverheadDetail,
+    ReportedFigures,
 )
 
 __all__ = ["estimate", "estimate_for"]
@@ -53,7 +54,9 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
     moments = step_moments(acts, step_inputs(inp, states, acts))
     peak = peak_moment(moments)
     allocated = peak.total
-    fragmentation = ceil(inp.effective_fragmentation * (allocated + states.comm_buffers))
+    paged = states.paged_optimizer
+    in_allocator = allocated - paged + states.comm_buffers
+    fragmentation = ceil(inp.effective_fragmentation * in_allocator)
     overhead = inp.effective_context_bytes + states.comm_buffers + fragmentation
     band = calibration_band()
     return MemoryEstimate(
@@ -101,8 +104,15 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
             )
             for m in moments
         ],
+        figures=ReportedFigures(
+            allocated=in_allocator,
+            reserved=in_allocator + fragmentation,
+            device=allocated + overhead,
+            evictable=paged,
+            required=allocated + overhead - paged,
+        ),
         uncertainty=band.band if band else None,
-        assumptions=describe(inp, states, targets, peak.name, band),
+        assumptions=describe(inp, states, targets, acts, peak.name, band),
         engine=inp.effective_engine,
         optimizer_impl=inp.effective_optimizer_impl,
     )

@@ -163,6 +163,7 @@ class EstimateInput(BaseModel):
         _d("repeat_kv"), description="K and V repeated to every query head before attention"
     )
     fused_rmsnorm: bool | None = Field(_d("fused_rmsnorm"), description="fused RMSNorm kernel")
+    compile: bool | None = Field(_d("compile"), description="torch.compile on (what: the stack's)")
 
     def __init__(self, **data: Any) -> None:
         try:

@@ -10,7 +10,7 @@ stage 3 also the weights (paper Table 1).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil
 from typing import cast
 
@@ -49,6 +49,7 @@ class StatesConfig:
     offload_optimizer: bool
     engine: str = "deepspeed"  # pytorch: autocast over fp32 weights (no separate master)
     optimizer_impl: str = "fused"  # foreach | for-loop | fused (see tools.memory.optimizer_step)
+    optimizer_in_backward: bool = False  # each parameter stepped inside backward (torchtune)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,8 @@ class ModelStates:
     unsharded_gradients: int
     unsharded_optimizer: int
     step_temporaries: int = 0  # allocated inside optimizer.step() beyond the state
+    paged_optimizer: int = 0  # of optimizer: bitsandbytes paged state in CUDA unified memory
+    largest_gradient: int = 0  # bytes of the largest trainable tensor's gradient on this GPU
     grad_element_bytes: int = c.BF16  # bytes per trainable parameter's gradient element
 
 
@@ -176,6 +179,7 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         optimizer_state_bytes(cfg.optimizer, t, e, state) for t, e in shards
     )
     w, g, o = shard_model_states(weights, gradients, optimizer, cfg.zero_stage, cfg.data_parallel)
+    paged = _paged_state(cfg, shards)
 
     gathered_w, gathered_g = _zero3_gathered(model, cfg, full)
     dequant = _dequant_buffer(model, cfg)
@@ -187,9 +191,13 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
             g = 0
     comm = gradients if (cfg.zero_stage == 0 and cfg.data_parallel > 1) else 0
     step_ranks = cfg.data_parallel if cfg.zero_stage >= 1 else 1
+    largest = max(shards, key=lambda pair: pair[1]) if shards else None
+    stepped = shards
+    if cfg.optimizer_in_backward and largest is not None:  # one parameter at a time
+        stepped, step_ranks = [(replace(largest[0], count=1), largest[1])], 1
     temporaries = 0 if cfg.offload_optimizer else optimizer_temporaries(
-        cfg.optimizer, cast(ResolvedOptimizerImpl, cfg.optimizer_impl), shards, state, param_bytes,
-        step_ranks,
+        cfg.optimizer, cast(ResolvedOptimizerImpl, cfg.optimizer_impl), stepped, state,
+        param_bytes, step_ranks,
     )  # fmt: skip
     return ModelStates(
         weights=w + gathered_w + dequant,
@@ -207,7 +215,18 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         unsharded_optimizer=optimizer,
         step_temporaries=temporaries,
         grad_element_bytes=param_bytes,
+        paged_optimizer=0 if cfg.offload_optimizer else paged,
+        largest_gradient=param_bytes * largest[1] if largest else 0,
     )
+
+
+def _paged_state(cfg: StatesConfig, shards: list[tuple[ParamTensor, int]]) -> int:
+    """The uint8 states (two per parameter) that a paged 8-bit optimizer keeps in unified memory:
+    those of tensors with at least BNB_PAGED_MIN_ELEMENTS elements, sharded like the state."""
+    if cfg.optimizer != "paged-adamw-8bit":
+        return 0
+    paged = sum(2 * e * t.count for t, e in shards if e >= c.BNB_PAGED_MIN_ELEMENTS)
+    return ceil(paged / cfg.data_parallel) if cfg.zero_stage >= 1 else paged
 
 
 def _zero3_gathered(model: ModelArch, cfg: StatesConfig, full: bool) -> tuple[int, int]:

@@ -80,18 +80,20 @@ def step_moments(acts: Activations, s: StepInputs) -> tuple[Moment, ...]:
     # saved graph holds (with full recomputation just the lm_head's, outside the checkpoints).
     kept_copies = acts.head_weight_copies if s.recompute == "full" else acts.weight_copies
     saved = acts.stored + kept_copies
+    held = acts.logits_held
     moments = [
         Moment("forward", w, resident, o, acts.stored + acts.weight_copies + acts.logits_forward),
         Moment("loss backward", w, resident, o, saved + acts.logits_peak),
     ]
     if s.full:
         fresh = s.lm_head_grad + s.lm_head_grad // c.FP32 * s.grad_copy_bytes
-        at_head = saved + acts.logit_bytes * acts.logits + fresh
+        at_head = saved + acts.logits_head + fresh
         moments.append(Moment("lm_head backward", w, resident, o, at_head))
-    if s.recompute == "full":
+    if s.recompute != "none" and (acts.recompute_working_set or s.recompute == "full"):
         moments.append(_recompute(acts, s, resident))
-    moments.append(_embedding_backward(s))
-    moments.append(Moment("optimizer step", w, s.gradients, o + s.optimizer_temporaries, 0))
+    moments.append(_embedding_backward(s, held))
+    step = Moment("optimizer step", w, s.gradients, o + s.optimizer_temporaries, held)
+    moments.append(step)
     return tuple(moments)
 
 
@@ -99,23 +101,25 @@ def _recompute(acts: Activations, s: StepInputs, resident: int) -> Moment:
     """The top layer rebuilt (with its autocast weight copies) on top of the checkpoints; the
     head's activations are freed by then and an untied lm_head has its gradient."""
     layers = sum(g.count for g in acts.layers)
-    checkpoints = sum(g.count * g.stored_each for g in acts.layers)
     rotary = acts.head.get("rotary_cos_sin", 0)
     copies = (acts.weight_copies - acts.head_weight_copies) // max(layers, 1)
     head_grads = s.lm_head_grad if (s.full and not s.tied) else 0
-    live = checkpoints + rotary + acts.recompute_working_set + copies + s.dequant_buffer
+    live = acts.layers_at_recompute + rotary + acts.recompute_working_set + copies
+    live += s.dequant_buffer + acts.logits_held
     return Moment("recompute", s.weights, max(resident, head_grads), s.optimizer, live)
 
 
-def _embedding_backward(s: StepInputs) -> Moment:
-    """The last moment of the backward pass (full fine-tuning: the embedding's gradient)."""
+def _embedding_backward(s: StepInputs, held: int) -> Moment:
+    """The last moment of the backward pass (full fine-tuning: the embedding's gradient);
+    `held` are logits the training loop still holds."""
     if not s.full:
-        return Moment("embedding backward", s.weights, s.gradients, s.optimizer, 0)
+        return Moment("embedding backward", s.weights, s.gradients, s.optimizer, held)
     if s.tied:  # lm_head contribution + embedding contribution + their sum
         grads = s.gradients if s.accumulating else s.gradients - s.embedding_grad
-        return Moment("embedding backward", s.weights, grads, s.optimizer, 3 * s.embedding_grad)
+        buffers = 3 * s.embedding_grad + held
+        return Moment("embedding backward", s.weights, grads, s.optimizer, buffers)
     transient = s.embedding_grad if s.accumulating else 0  # accumulated into .grad in place
-    return Moment("embedding backward", s.weights, s.gradients, s.optimizer, transient)
+    return Moment("embedding backward", s.weights, s.gradients, s.optimizer, transient + held)
 
 
 def peak_moment(moments: tuple[Moment, ...]) -> Moment:

@@ -49,7 +49,9 @@ class LayerActivations(BaseModel):
 class ActivationsDetail(BaseModel):
     layers: list[LayerActivations]
     head: dict[str, int] = Field(description="final norm, lm_head input, rotary tables")
-    logits_peak: int = Field(description="logits and cross-entropy buffers at the loss")
+    logits_peak: int = Field(
+        description="logits and cross-entropy buffers at the loss backward's peak"
+    )
     recompute_working_set: int = Field(description="one layer rebuilt during backward")
     logits_forward: int = Field(
         0, description="logits, their fp32 copy and the log-softmax inside the forward pass"
@@ -57,6 +59,11 @@ class ActivationsDetail(BaseModel):
     autocast_weight_copies: int = Field(
         0, description="16-bit copies of trainable weights cached by autocast"
     )
+    logits_head: int = Field(0, description="the logits' gradient while lm_head's backward runs")
+    logits_held: int = Field(
+        0, description="logits the training loop keeps through the step (litgpt's loop)"
+    )
+    offloaded: int = Field(0, description="layer activations in CPU RAM (activation offload)")
     total: int = Field(
         0,
         description="activation bytes at the start of the backward pass (saved tensors, kept "
@@ -82,6 +89,39 @@ class OverheadDetail(BaseModel):
     cuda_context: int
     comm_buffers: int = Field(description="DDP gradient buckets (a copy of the gradients)")
     fragmentation: int
+
+
+class ReportedFigures(BaseModel):
+    """The peak as each kind of measurement reports it, to compare like for like (bytes per GPU).
+
+    `device` is `per_gpu.total`, what the estimate predicts; the smaller figures leave out what
+    the matching measurement cannot see.
+    """
+
+    allocated: int = Field(
+        ge=0,
+        description="tensors in PyTorch's caching allocator at the peak, as "
+        "torch.cuda.max_memory_allocated reports (no allocator cache, no CUDA context, no paged "
+        "optimizer state)",
+    )
+    reserved: int = Field(
+        ge=0,
+        description="allocated plus the allocator's cached blocks (the fragmentation margin), "
+        "as torch.cuda.max_memory_reserved reports",
+    )
+    device: int = Field(
+        ge=0,
+        description="the whole device as nvidia-smi reports it: reserved plus the CUDA context "
+        "and the paged optimizer state resident on the GPU (= per_gpu.total)",
+    )
+    evictable: int = Field(
+        ge=0,
+        description="of device: paged optimizer state in CUDA unified memory, which the driver "
+        "moves to CPU RAM when the card is full",
+    )
+    required: int = Field(
+        ge=0, description="device minus evictable: what the card itself must hold"
+    )
 
 
 class MemoryEstimate(BaseModel):
@@ -110,6 +150,10 @@ class MemoryEstimate(BaseModel):
         None,
         description="relative band of the total from the calibration against measured steps "
         "(tools/data/memory_calibration.json), e.g. 0.06 for ±6%",
+    )
+    figures: ReportedFigures = Field(
+        description="the peak as allocated, reserved and device figures (like-for-like "
+        "comparison with measurements); the total is the device figure"
     )
     assumptions: list[str]
     engine: ResolvedEngine = Field(

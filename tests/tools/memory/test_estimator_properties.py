@@ -142,7 +142,18 @@ def test_qlora_le_lora_le_full(s: dict[str, Any]) -> None:
 
     assert states(**lora) <= states(**full), "LoRA model states <= full"
     recompute = {"gradient_checkpointing": "full"}
-    assert total(**(lora | recompute)) <= total(**(full | recompute)), "LoRA <= full"
+
+    def tensors(**kwargs: Any) -> int:
+        """Every tensor at the peak, paged optimizer state included, before the allocator margin
+        (which skips paged state, so near-ties could flip on the margin alone)."""
+        figures = estimate(bare_input(**kwargs)).figures
+        return figures.allocated + figures.evictable
+
+    # At the loss backward, the usual peak, a full fine-tune holds no gradients yet, so with
+    # full recomputation LoRA's adapter inputs can tie with it (GPT-2, pure bf16, SGD: LoRA
+    # 0.01 % above); the order is asserted up to 0.5 %.
+    lora_bytes, full_bytes = tensors(**(lora | recompute)), tensors(**(full | recompute))
+    assert lora_bytes <= full_bytes * 1.005, "LoRA <= full"
 
 
 @CONFIG

@@ -16,7 +16,10 @@ stacks/loss.py, stacks/checkpointing.py and peak.py):
 - `qlora_keeps_input`: each 4-bit layer saves its 16-bit input for backward;
 - `qlora_double_quant`: NF4 block constants quantized again (0.127 instead of 0.5 bits);
 - `repeat_kv`: K and V copied to every query head before attention (saved at that width);
-- `fused_rmsnorm`: a fused RMSNorm kernel (16-bit input and fp32 rstd kept, no fp32 copy).
+- `fused_rmsnorm`: a fused RMSNorm kernel (16-bit input and fp32 rstd kept, no fp32 copy);
+- `compile`: torch.compile on. Where the stack compiles the loss (`compiles_loss`), inductor's
+  min-cut partitioner saves the 16-bit logits and recomputes the fp32 upcast and softmax in the
+  backward pass instead of keeping the fp32 log-softmax (stacks/loss.py).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ __all__ = ["MECHANISMS", "PROFILES", "Mechanisms", "StackProfile", "resolve_mech
 MECHANISMS: Final = (
     "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
     "frozen_base_dtype", "qlora_keeps_input", "qlora_double_quant", "repeat_kv", "fused_rmsnorm",
+    "compile",
 )  # fmt: skip
 
 
@@ -42,12 +46,19 @@ class StackProfile:
     name: Stack
     title: str
     values: Mapping[str, tuple[Any, str]]  # mechanism -> (value, reason with its source file)
+    compiles_loss: bool  # whether its torch.compile switch compiles the loss
 
 
-def _profile(name: Stack, title: str, **values: tuple[Any, str]) -> StackProfile:
+_COMPILE_OFF = (False, "torch.compile off unless asked")
+
+
+def _profile(
+    name: Stack, title: str, compiles_loss: bool = False, **values: tuple[Any, str]
+) -> StackProfile:
+    values = {"compile": _COMPILE_OFF, **values}
     missing = set(MECHANISMS) - set(values)
     assert not missing, f"profile {name} lacks {sorted(missing)}"
-    return StackProfile(name, title, values)
+    return StackProfile(name, title, values, compiles_loss)
 
 
 _NO_OFFLOAD = (False, "saved activations and checkpoints stay on the GPU")
@@ -61,6 +72,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
     "hf": _profile(
         "hf",
         "the Hugging Face stack (Trainer, TRL, PEFT, Accelerate, DeepSpeed integration)",
+        compiles_loss=True,  # Trainer torch_compile compiles the model, whose forward has the loss
         loss=("standard", "transformers >= 4.46 upcasts the 16-bit logits to fp32 inside the "
               "loss and keeps the fp32 log-softmax (loss/loss_utils.py ForCausalLMLoss); the "
               "Trainer drops the logits before backward (trainer.py compute_loss)"),
@@ -102,6 +114,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
     "torchtune": _profile(
         "torchtune",
         "torchtune recipes (pure bf16)",
+        compiles_loss=True,  # compile: True also runs training.compile_loss on the loss module
         loss=("chunked", "configs set loss: CEWithChunkedOutputLoss (modules/loss/"
               "ce_chunked_output_loss.py): 8 output chunks, each upcast to fp32 in the loss; "
               "_loss_step deletes the logits before backward"),
@@ -188,7 +201,13 @@ class Mechanisms:
     qlora_double_quant: bool
     repeat_kv: bool
     fused_rmsnorm: bool
+    compile: bool
     given: frozenset[str]  # the mechanisms the job set itself
+
+    @property
+    def compiled_loss(self) -> bool:
+        """The loss runs compiled: compile is on and the stack compiles its loss."""
+        return self.compile and PROFILES[self.stack].compiles_loss
 
     def describe(self, names: tuple[str, ...] = MECHANISMS) -> list[str]:
         """One sentence per mechanism in `names`: its value, and whether the job gave it or
