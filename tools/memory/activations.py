@@ -22,6 +22,7 @@ from tools.memory.layers import (
     ActivationConfig,
     Tally,
     add_norm,
+    backward_buffers,
     layer_tensors,
 )
 from tools.memory.stacks.checkpointing import offload_residue, op_level_kept
@@ -67,6 +68,7 @@ class Activations:
     layers_on_gpu: int = 0  # layer activations on the GPU at the loss (offload moves the rest)
     layers_at_recompute: int = 0  # layer activations on the GPU while the top layer is rebuilt
     offloaded: int = 0  # layer activations in CPU RAM (activation offload)
+    layer_backward_buffers: int = 0  # gradient buffers of one layer's backward (layers.py)
 
     @property
     def stored(self) -> int:
@@ -178,7 +180,7 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
     return Activations(
         tuple(groups), head, lb.backward, working, total + kept_copies, lb.forward,
         logit_count(cfg), copies, head_copies, cfg.dtypes.logits, lb.head, lb.held, on_gpu,
-        at_recompute, offloaded,
+        at_recompute, offloaded, max(backward_buffers(cfg, g.tensors) for g in groups),
     )  # fmt: skip
 
 

@@ -7,7 +7,7 @@ from math import ceil
 from tools.memory import constants as c
 from tools.memory.activations import ActivationConfig, Activations
 from tools.memory.inputs import EstimateInput
-from tools.memory.inventory import PhysicalLinear
+from tools.memory.inventory import PhysicalLinear, linear_modules
 from tools.memory.model_states import ModelStates, StatesConfig
 from tools.memory.peak import StepInputs
 from tools.memory.results import ActivationsDetail, BytesPerParam, LayerActivations
@@ -82,7 +82,18 @@ def step_inputs(inp: EstimateInput, states: ModelStates, acts: Activations) -> S
         tied=m.tied_embeddings,
         grad_copy_bytes=c.BF16 if acts.weight_copies else 0,
         dequant_buffer=states.dequant_buffer,
+        down_grad=_down_grad(inp, states.grad_element_bytes) if full else 0,
     )
+
+
+def _down_grad(inp: EstimateInput, grad_bytes: int) -> int:
+    """Bytes of one layer's down-projection weight gradient(s) on one GPU (all experts)."""
+    m = inp.model
+    layers = m.num_layers + m.num_decoder_layers
+    down = sum(
+        mod.d_in * mod.d_out * mod.count for mod in linear_modules(m) if mod.name == "down_proj"
+    )
+    return ceil(grad_bytes * down / layers / inp.tensor_parallel)
 
 
 def bytes_per_param(inp: EstimateInput, states: ModelStates) -> BytesPerParam:

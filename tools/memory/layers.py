@@ -243,6 +243,28 @@ def add_mlp(t: Tally) -> None:
         add_norm(t, f"post_norm{i + 1}", n)
 
 
+def backward_buffers(cfg: ActivationConfig, tensors: dict[str, int]) -> int:
+    """Gradient buffers a layer's backward pass adds on top of the layer's saved tensors, at its
+    largest point, the MLP: the gradient of the down projection's input and of the MLP's two
+    halves (gated; one for a plain MLP) alive together, while the down projection's saved input
+    is already freed, plus the incoming gradient of the residual stream. A LoRA adapter in fp32
+    on the down projection (PEFT under autocast) adds its input's gradient in fp32 before it is
+    cast and summed with the base's. Measured op by op on the CPU (benchmarks/memory_calibration
+    cases llama-v512, whose peak is a rebuilt layer)."""
+    m, d = cfg.model, cfg.dtypes
+    tokens = cfg.seq_len * cfg.micro_batch
+    routed = tokens * (m.experts_per_token if m.is_moe else 1)
+    inner = ceil(m.intermediate_size / cfg.tensor_parallel)
+    width = d.experts if m.is_moe else d.act
+    mlp = (3 if m.gated_mlp else 2) * width * routed * inner
+    if cfg.precision in c.MIXED_PRECISIONS and _adapted(cfg, ("down_proj",)):
+        mlp += c.FP32 * routed * inner  # an fp32 adapter's input gradient, before its cast
+    freed = tensors.get("mlp.down_input", 0)
+    t = Tally(cfg, tokens)
+    t.add("stream_gradient", d.stream * tokens * m.hidden_size, True)
+    return mlp - freed + sum(t.items.values())
+
+
 def layer_tensors(cfg: ActivationConfig, cross_attention: bool = False) -> dict[str, int]:
     """Bytes each tensor of one layer keeps on one GPU, without recomputation."""
     t = Tally(cfg, cfg.seq_len * cfg.micro_batch)

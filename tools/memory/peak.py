@@ -11,8 +11,11 @@ MemTracker in benchmarks/memory_calibration):
   and out (12 bytes per logit) on top of every saved activation.
 - `lm_head backward`: the logits' gradient and the lm_head weight's fresh gradient (under
   autocast a 16-bit one and its fp32 cast).
-- `recompute`: with full recomputation, one layer rebuilt on top of the checkpoints (QLoRA: with
-  one 4-bit weight dequantized to 16-bit; at the other moments no layer is computing).
+- `recompute`: with recomputation, the top layer rebuilt on top of the checkpoints and
+  differentiated, with its backward's gradient buffers (QLoRA: with one 4-bit weight
+  dequantized to 16-bit; at the other moments no layer is computing).
+- `first layer backward`: full fine-tuning with full recomputation, the bottom layer rebuilt:
+  one checkpoint left, every gradient above it written.
 - `embedding backward`: the end of the backward pass: every gradient, and for tied embeddings the
   lm_head's gradient contribution, the embedding's and their sum (three vocabulary-sized
   buffers; autograd sums the two contributions out of place).
@@ -34,6 +37,7 @@ MOMENTS = (
     "loss backward",
     "lm_head backward",
     "recompute",
+    "first layer backward",
     "embedding backward",
     "optimizer step",
 )
@@ -70,6 +74,7 @@ class StepInputs:
     tied: bool  # lm_head shares the input embedding
     grad_copy_bytes: int  # autocast: bytes per element of the 16-bit weight gradient (else 0)
     dequant_buffer: int = 0  # QLoRA: one 4-bit weight dequantized while its layer computes
+    down_grad: int = 0  # the gradient of one layer's down projection (full fine-tuning)
 
 
 def step_moments(acts: Activations, s: StepInputs) -> tuple[Moment, ...]:
@@ -90,7 +95,10 @@ def step_moments(acts: Activations, s: StepInputs) -> tuple[Moment, ...]:
         at_head = saved + acts.logits_head + fresh
         moments.append(Moment("lm_head backward", w, resident, o, at_head))
     if s.recompute != "none" and (acts.recompute_working_set or s.recompute == "full"):
-        moments.append(_recompute(acts, s, resident))
+        top = _recompute(acts, s, resident)
+        moments.append(top)
+        if s.full and not s.accumulating and s.recompute == "full":
+            moments.append(_first_layer(acts, s, top))
     moments.append(_embedding_backward(s, held))
     step = Moment("optimizer step", w, s.gradients, o + s.optimizer_temporaries, held)
     moments.append(step)
@@ -105,8 +113,21 @@ def _recompute(acts: Activations, s: StepInputs, resident: int) -> Moment:
     copies = (acts.weight_copies - acts.head_weight_copies) // max(layers, 1)
     head_grads = s.lm_head_grad if (s.full and not s.tied) else 0
     live = acts.layers_at_recompute + rotary + acts.recompute_working_set + copies
-    live += s.dequant_buffer + acts.logits_held
+    live += s.dequant_buffer + acts.logits_held + acts.layer_backward_buffers
     return Moment("recompute", s.weights, max(resident, head_grads), s.optimizer, live)
+
+
+def _first_layer(acts: Activations, s: StepInputs, top: Moment) -> Moment:
+    """The bottom layer rebuilt and differentiated: one checkpoint left, but the gradients of
+    every layer above it (and of an untied lm_head) already written, and at its MLP backward
+    the down projection's own (full fine-tuning)."""
+    layers = sum(g.count for g in acts.layers)
+    checkpoints = sum(g.count * g.stored_each for g in acts.layers)
+    one = checkpoints // max(layers, 1)
+    live = top.activations - min(acts.layers_at_recompute, checkpoints) + one
+    block_grads = s.gradients - s.embedding_grad - (0 if s.tied else s.lm_head_grad)
+    grads = s.gradients - s.embedding_grad - block_grads // max(layers, 1) + s.down_grad
+    return Moment("first layer backward", s.weights, max(top.gradients, grads), s.optimizer, live)
 
 
 def _embedding_backward(s: StepInputs, held: int) -> Moment:
