@@ -6,7 +6,7 @@ from math import ceil
 
 from tools.memory import constants as c
 from tools.memory.activations import ActivationConfig, Activations
-from tools.memory.inputs import EstimateInput
+from tools.memory.inputs import LORA_METHODS, EstimateInput
 from tools.memory.inventory import PhysicalLinear, linear_modules
 from tools.memory.model_states import ModelStates, StatesConfig
 from tools.memory.peak import StepInputs
@@ -29,6 +29,9 @@ def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> St
         engine=inp.effective_engine,
         optimizer_impl=inp.effective_optimizer_impl,
         optimizer_in_backward=inp.mechanisms.optimizer_in_backward,
+        frozen_fp32=inp.method in LORA_METHODS and inp.mechanisms.frozen_base_dtype == "fp32",
+        offload_params=inp.offload_params,
+        stack=inp.stack,
     )
 
 
@@ -58,6 +61,7 @@ def activation_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -
         repeat_kv=mech.repeat_kv,
         fused_rmsnorm=mech.fused_rmsnorm,
         qlora=inp.method == "qlora",
+        fp32_base=inp.method in LORA_METHODS and inp.mechanisms.frozen_base_dtype == "fp32",
     )
 
 

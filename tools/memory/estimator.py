@@ -10,7 +10,6 @@ All sizes are integer bytes; `tools.units` converts them for display.
 
 from __future__ import annotations
 
-from math import ceil
 from typing import Any
 
 from tools.architectures.architecture import ModelArch
@@ -33,9 +32,8 @@ from tools.memory.results import (
     MemoryEstimate,
     ModelStatesDetail,
     MomentBytes,
-    OverheadDetail,
-    ReportedFigures,
 )
+from tools.memory.stacks.reporting import overhead
 
 __all__ = ["estimate", "estimate_for"]
 
@@ -53,11 +51,7 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
     acts = compute_activations(activation_config(inp, targets))
     moments = step_moments(acts, step_inputs(inp, states, acts))
     peak = peak_moment(moments)
-    allocated = peak.total
-    paged = states.paged_optimizer
-    in_allocator = allocated - paged + states.comm_buffers
-    fragmentation = ceil(inp.effective_fragmentation * in_allocator)
-    overhead = inp.effective_context_bytes + states.comm_buffers + fragmentation
+    extra = overhead(inp, states, peak)
     band = calibration_band()
     return MemoryEstimate(
         model_id=inp.model.id,
@@ -67,8 +61,8 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
             gradients=peak.gradients,
             optimizer=peak.optimizer,
             activations=peak.activations,
-            overhead=overhead,
-            total=allocated + overhead,
+            overhead=extra.total,
+            total=peak.total + extra.total,
         ),
         cpu_offload_bytes=states.cpu_offload,
         total_params=states.total_params,
@@ -87,11 +81,7 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
             optimizer_step_temporaries=states.step_temporaries,
         ),
         activations=activations_detail(acts),
-        overhead=OverheadDetail(
-            cuda_context=inp.effective_context_bytes,
-            comm_buffers=states.comm_buffers,
-            fragmentation=fragmentation,
-        ),
+        overhead=extra.detail,
         peak_moment=peak.name,
         moments=[
             MomentBytes(
@@ -104,13 +94,7 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
             )
             for m in moments
         ],
-        figures=ReportedFigures(
-            allocated=in_allocator,
-            reserved=in_allocator + fragmentation,
-            device=allocated + overhead,
-            evictable=paged,
-            required=allocated + overhead - paged,
-        ),
+        figures=extra.figures,
         uncertainty=band.band if band else None,
         assumptions=describe(inp, states, targets, acts, peak.name, band),
         engine=inp.effective_engine,

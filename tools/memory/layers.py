@@ -58,10 +58,11 @@ class ActivationConfig:
     repeat_kv: bool = False  # K and V expanded to every query head before attention
     fused_rmsnorm: bool = False  # a fused RMSNorm kernel
     qlora: bool = False  # the frozen base's linear layers are 4-bit
+    fp32_base: bool = False  # LoRA/QLoRA over a base whose non-quantized weights are fp32
 
     @property
     def dtypes(self) -> SavedDtypes:
-        return saved_dtypes(self.precision, self.engine, self.full, self.device)
+        return saved_dtypes(self.precision, self.engine, self.full, self.device, self.fp32_base)
 
 
 @dataclass

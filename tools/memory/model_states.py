@@ -28,6 +28,7 @@ from tools.memory.inventory import (
     total_params,
 )
 from tools.memory.optimizer_step import optimizer_temporaries
+from tools.memory.stacks.deepspeed import ZeroExtras, zero_extras
 
 _TP_SPLIT_KINDS = frozenset({"linear", "bias", "embedding"})
 
@@ -50,6 +51,9 @@ class StatesConfig:
     engine: str = "deepspeed"  # pytorch: autocast over fp32 weights (no separate master)
     optimizer_impl: str = "fused"  # foreach | for-loop | fused (see tools.memory.optimizer_step)
     optimizer_in_backward: bool = False  # each parameter stepped inside backward (torchtune)
+    frozen_fp32: bool = False  # the frozen base's non-quantized weights are stored in fp32
+    offload_params: bool = False  # ZeRO-3: the weight partition in CPU RAM
+    stack: str = "hf"  # hf: DeepSpeed's bucket sizes as the Hugging Face integration sets them
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,12 +153,16 @@ def _trainable_and_frozen(
 
 
 def _frozen_weight_bytes(frozen: Iterable[ParamTensor], cfg: StatesConfig) -> int:
+    """The frozen base: NF4 for QLoRA's linear layers; the rest in the working precision, or in
+    fp32 when the base was loaded so (PEFT's FSDP example loads torch_dtype=float32; PEFT's
+    prepare_model_for_kbit_training casts every non-quantized weight to fp32)."""
+    stored = c.FP32 if cfg.frozen_fp32 else c.weight_bytes(cfg.precision)
     total = 0
     for tensor, elements in _per_gpu(frozen, cfg.tensor_parallel):
         if cfg.method == "qlora" and tensor.kind == "linear":
             total += nf4_bytes(elements, cfg.qlora_double_quant) * tensor.count
         else:
-            total += c.weight_bytes(cfg.precision) * elements * tensor.count
+            total += stored * elements * tensor.count
     return total
 
 
@@ -183,13 +191,10 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
 
     gathered_w, gathered_g = _zero3_gathered(model, cfg, full)
     dequant = _dequant_buffer(model, cfg)
-    cpu = 0
-    if cfg.offload_optimizer:
-        fp32_grads = ceil(c.FP32 * trainable_elems / cfg.data_parallel)
-        cpu, o = o + fp32_grads, 0
-        if cfg.zero_stage >= 2:
-            g = 0
+    extras = _deepspeed_extras(model, cfg, trainable_elems, full and mixed)
+    w, g, o, cpu = _offload(cfg, w, g, o, trainable_elems)
     comm = gradients if (cfg.zero_stage == 0 and cfg.data_parallel > 1) else 0
+    comm += extras.reduce_bucket + extras.prefetch
     step_ranks = cfg.data_parallel if cfg.zero_stage >= 1 else 1
     largest = max(shards, key=lambda pair: pair[1]) if shards else None
     stepped = shards
@@ -198,7 +203,7 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
     temporaries = 0 if cfg.offload_optimizer else optimizer_temporaries(
         cfg.optimizer, cast(ResolvedOptimizerImpl, cfg.optimizer_impl), stepped, state,
         param_bytes, step_ranks,
-    )  # fmt: skip
+    ) + extras.fp32_grads  # fmt: skip
     return ModelStates(
         weights=w + gathered_w + dequant,
         gradients=g + gathered_g,
@@ -218,6 +223,36 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         paged_optimizer=0 if cfg.offload_optimizer else paged,
         largest_gradient=param_bytes * largest[1] if largest else 0,
     )
+
+
+def _offload(
+    cfg: StatesConfig, w: int, g: int, o: int, trainable: int
+) -> tuple[int, int, int, int]:
+    """(weights, gradients, optimizer state) left on the GPU, and the bytes in CPU RAM.
+
+    Optimizer offload (DeepSpeed offload_optimizer, ZeRO >= 1) keeps the state and an fp32
+    gradient partition in CPU RAM, and under ZeRO-2/3 the gradient partition too; parameter
+    offload (offload_param, ZeRO-3) moves the 16-bit weight partition to pinned CPU memory."""
+    cpu = 0
+    if cfg.offload_optimizer:
+        cpu, o = o + ceil(c.FP32 * trainable / cfg.data_parallel), 0
+        if cfg.zero_stage >= 2:
+            g = 0
+    if cfg.offload_params and cfg.zero_stage == 3:
+        cpu, w = cpu + w, 0
+    return w, g, o, cpu
+
+
+def _deepspeed_extras(
+    model: ModelArch, cfg: StatesConfig, trainable: int, mixed_full: bool
+) -> ZeroExtras:
+    """DeepSpeed ZeRO's own buffers (stacks/deepspeed.py); none for FSDP or plain PyTorch."""
+    if cfg.engine != "deepspeed" or cfg.sharding != "deepspeed":
+        return ZeroExtras(0, 0, 0)
+    return zero_extras(
+        model, cfg.zero_stage, cfg.data_parallel, trainable, c.weight_bytes(cfg.precision),
+        mixed_full, cfg.offload_optimizer, cfg.stack == "hf",
+    )  # fmt: skip
 
 
 def _paged_state(cfg: StatesConfig, shards: list[tuple[ParamTensor, int]]) -> int:

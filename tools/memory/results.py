@@ -87,8 +87,18 @@ class MomentBytes(BaseModel):
 
 class OverheadDetail(BaseModel):
     cuda_context: int
-    comm_buffers: int = Field(description="DDP gradient buckets (a copy of the gradients)")
-    fragmentation: int
+    comm_buffers: int = Field(
+        description="communication buffers: DDP's gradient buckets (a copy of the gradients), "
+        "DeepSpeed's reduce bucket and ZeRO-3 prefetch (tools/memory/stacks/deepspeed.py)"
+    )
+    fragmentation: int = Field(
+        description="the caching allocator's margin: `fragmentation` x `transient`"
+    )
+    transient: int = Field(
+        0,
+        description="bytes at the peak that are allocated and freed within the step "
+        "(activations, gradients, gathered units, temporaries): what fragments the cache",
+    )
 
 
 class ReportedFigures(BaseModel):
