@@ -139,7 +139,7 @@ _FULL_EXTRA: tuple[Case, ...] = (
         checkpointing="full",
         batch=4,
         seq_len=1024,
-    ),  # fmt: skip
+    ),
     _c("llama-v512", method="lora", lora_rank=16, precision="bf16", batch=4, seq_len=1024),
 )
 
