@@ -28,6 +28,7 @@ from tools.memory.inventory import PhysicalLinear, resolve_targets
 from tools.memory.model_states import compute_model_states
 from tools.memory.peak import peak_moment, step_moments
 from tools.memory.results import (
+    HostRam,
     MemoryBreakdown,
     MemoryEstimate,
     ModelStatesDetail,
@@ -65,6 +66,11 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
             total=peak.total + extra.total,
         ),
         cpu_offload_bytes=states.cpu_offload,
+        host_ram=HostRam(
+            offloaded_states=states.cpu_offload,
+            offloaded_activations=acts.offloaded,
+            paged_optimizer=states.paged_optimizer,
+        ),
         total_params=states.total_params,
         trainable_params=states.trainable_params,
         data_parallel=inp.num_gpus,

@@ -76,6 +76,7 @@ class ModelStates:
     step_temporaries: int = 0  # allocated inside optimizer.step() beyond the state
     paged_optimizer: int = 0  # of optimizer: bitsandbytes paged state in CUDA unified memory
     largest_gradient: int = 0  # bytes of the largest trainable tensor's gradient on this GPU
+    deepspeed_buffers: int = 0  # of comm_buffers: DeepSpeed's reduce bucket and ZeRO-3 prefetch
     grad_element_bytes: int = c.BF16  # bytes per trainable parameter's gradient element
 
 
@@ -222,6 +223,7 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         grad_element_bytes=param_bytes,
         paged_optimizer=0 if cfg.offload_optimizer else paged,
         largest_gradient=param_bytes * largest[1] if largest else 0,
+        deepspeed_buffers=extras.reduce_bucket + extras.prefetch,
     )
 
 

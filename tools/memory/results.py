@@ -91,6 +91,9 @@ class OverheadDetail(BaseModel):
         description="communication buffers: DDP's gradient buckets (a copy of the gradients), "
         "DeepSpeed's reduce bucket and ZeRO-3 prefetch (tools/memory/stacks/deepspeed.py)"
     )
+    deepspeed_buffers: int = Field(
+        0, description="of comm_buffers: DeepSpeed's reduce bucket and ZeRO-3 prefetch"
+    )
     fragmentation: int = Field(
         description="the caching allocator's margin: `fragmentation` x `transient`"
     )
@@ -134,6 +137,32 @@ class ReportedFigures(BaseModel):
     )
 
 
+class HostRam(BaseModel):
+    """CPU RAM one GPU's training process needs for what the job keeps off the GPU (bytes).
+
+    A node with G GPUs needs `per_node(G)`; the ranking checks it against the instance's RAM.
+    Not counted: the process itself, the framework and data loading, the checkpoint being loaded,
+    and DeepSpeed's extra pinned staging buffers (its estimator allows 1.5 x the offloaded state:
+    `additional_buffer_factor`).
+    """
+
+    offloaded_states: int = Field(
+        0, ge=0, description="optimizer state, fp32 gradients and ZeRO-3 weight partitions"
+    )
+    offloaded_activations: int = Field(0, ge=0, description="activation offload (pinned)")
+    paged_optimizer: int = Field(
+        0, ge=0, description="paged optimizer state, if the driver pages all of it out"
+    )
+
+    @property
+    def per_gpu(self) -> int:
+        return self.offloaded_states + self.offloaded_activations + self.paged_optimizer
+
+    def per_node(self, gpus_per_node: int) -> int:
+        """Bytes of CPU RAM for `gpus_per_node` training processes."""
+        return self.per_gpu * gpus_per_node
+
+
 class MemoryEstimate(BaseModel):
     """Peak memory per GPU for one training setup, with its parts and the assumptions used."""
 
@@ -141,6 +170,11 @@ class MemoryEstimate(BaseModel):
     model_name: str
     per_gpu: MemoryBreakdown
     cpu_offload_bytes: int = Field(description="CPU RAM per GPU process for offloaded state")
+    host_ram: HostRam = Field(
+        default_factory=HostRam,
+        description="CPU RAM per GPU process for everything kept off the GPU; per_node(G) for "
+        "a node of G GPUs",
+    )
     total_params: int
     trainable_params: int
     data_parallel: int

@@ -55,6 +55,7 @@ def overhead(inp: EstimateInput, states: ModelStates, peak: Moment) -> Overhead:
     detail = OverheadDetail(
         cuda_context=context,
         comm_buffers=states.comm_buffers,
+        deepspeed_buffers=states.deepspeed_buffers,
         fragmentation=fragmentation,
         transient=transient,
     )
