@@ -96,9 +96,6 @@ class ModelArch(BaseModel):
     shared_expert_gate: bool = Field(
         default=False, description="Qwen2-MoE: a hidden -> 1 sigmoid gate over the shared expert"
     )
-    router_bias: bool = Field(
-        default=False, description="a bias per routed expert (DeepSeek-V3 e_score_correction_bias)"
-    )
     q_lora_rank: int = Field(default=0, ge=0, description="MLA: query latent width, 0 for none")
     kv_lora_rank: int = Field(
         default=0, ge=0, description="MLA (DeepSeek-V2/V3): key/value latent width; 0: no MLA"
@@ -236,9 +233,7 @@ class ModelArch(BaseModel):
         routed = self._mlp_layers() - self.dense_layers
         modules = self._mlp(routed * self.num_experts, self.intermediate_size, "", hf)
         if self.is_moe:
-            modules.append(
-                self._linear("router", self.num_experts, routed, self.router_bias, "gate")
-            )
+            modules.append(self._linear("router", self.num_experts, routed, False, "gate"))
         if self.shared_expert_intermediate_size:
             modules += self._mlp(routed, self.shared_expert_intermediate_size, "shared_", {})
         if self.shared_expert_gate:

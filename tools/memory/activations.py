@@ -12,11 +12,12 @@ what PyTorch and the Hugging Face implementations actually save (checked against
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil
 
+from tools.architectures.architecture import ModelArch
 from tools.memory import constants as c
-from tools.memory.inventory import linear_modules
+from tools.memory.inventory import ROUTED_EXPERT_LINEARS, linear_modules
 from tools.memory.layers import (
     DROPOUT_FAMILIES,
     ActivationConfig,
@@ -133,7 +134,7 @@ def weight_copies(cfg: ActivationConfig) -> tuple[int, int]:
     blocks = sum(
         mod.d_in * mod.d_out * mod.count
         for mod in linear_modules(m)
-        if not (m.is_moe and mod.group == "mlp" and mod.name != "router")
+        if not (m.is_moe and mod.name in ROUTED_EXPERT_LINEARS)
     )
     head = m.vocab_size * m.hidden_size + (m.hidden_size**2 if m.family == "bert" else 0)
     return ceil(copy * (blocks + head) / tp), ceil(copy * head / tp)
@@ -195,4 +196,18 @@ def _layer_groups(cfg: ActivationConfig) -> list[LayerGroup]:
             LayerGroup("decoder layer", m.num_decoder_layers, dec, _stored(cfg, dec)),
         ]
     one = layer_tensors(cfg)
-    return [LayerGroup(f"{m.arch} layer", m.num_layers, one, _stored(cfg, one))]
+    if not (m.is_moe and m.dense_layers):
+        return [LayerGroup(f"{m.arch} layer", m.num_layers, one, _stored(cfg, one))]
+    dense = replace(cfg, model=dense_view(m), mlp_prefix="dense_")
+    first = layer_tensors(dense)
+    return [
+        LayerGroup("dense-MLP layer", m.dense_layers, first, _stored(dense, first)),
+        LayerGroup("MoE layer", m.num_layers - m.dense_layers, one, _stored(cfg, one)),
+    ]
+
+
+def dense_view(m: ModelArch) -> ModelArch:
+    """A MoE model's dense-MLP layers seen as a dense model (their MLP width, no experts)."""
+    dense = {"num_experts": 1, "experts_per_token": 1, "dense_layers": 0}
+    dense |= {"shared_expert_intermediate_size": 0, "shared_expert_gate": False}
+    return m.model_copy(update={**dense, "intermediate_size": m.dense_intermediate_size})

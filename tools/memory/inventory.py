@@ -17,6 +17,9 @@ from tools.architectures.architecture import LinearModule, ModelArch
 from tools.errors import InvalidInputError
 
 TensorKind = Literal["linear", "bias", "embedding", "norm", "other"]
+# The canonical names of a MoE model's routed-expert linears (tools/architectures/architecture.py
+# names its shared-expert and dense-layer MLPs with a prefix).
+ROUTED_EXPERT_LINEARS = frozenset({"gate_proj", "up_proj", "down_proj"})
 _CACHE = 256  # architectures kept; ModelArch is frozen and hashable
 
 

@@ -18,7 +18,7 @@ from math import ceil
 from tools.architectures.architecture import ModelArch
 from tools.memory import constants as c
 from tools.memory.dtypes import SavedDtypes, saved_dtypes
-from tools.memory.inventory import PhysicalLinear, physical_linears
+from tools.memory.inventory import ROUTED_EXPERT_LINEARS, PhysicalLinear, physical_linears
 
 # Families whose Hugging Face eager attention runs softmax in fp32 (`softmax(..., dtype=float32)`
 # then `.to(query.dtype)`); GPT-2 and BERT run it in the activation dtype.
@@ -59,6 +59,7 @@ class ActivationConfig:
     fused_rmsnorm: bool = False  # a fused RMSNorm kernel
     qlora: bool = False  # the frozen base's linear layers are 4-bit
     fp32_base: bool = False  # LoRA/QLoRA over a base whose non-quantized weights are fp32
+    mlp_prefix: str = ""  # "dense_": the dense-MLP layers of a mixture-of-experts model
 
     @property
     def dtypes(self) -> SavedDtypes:
@@ -91,12 +92,12 @@ def _adapted(cfg: ActivationConfig, consumers: Sequence[str]) -> list[PhysicalLi
     return [p for p in cfg.targets if any(s in p.slices for s in consumers)]
 
 
-def add_norm(t: Tally, name: str, tokens: int) -> None:
+def add_norm(t: Tally, name: str, tokens: int, width: int = 0) -> None:
     """LayerNorm keeps its input plus mean and rstd per token (fp32 on CUDA). Hugging Face RMSNorm
     upcasts to fp32 and keeps that copy and the fp32 rsqrt, plus the normalized tensor (in the
     stream's dtype) when its weight is trainable (the weight's gradient needs it). A fused kernel
     (unsloth kernels/rms_layernorm.py, Transformer Engine) keeps its input and the fp32 rstd."""
-    cfg, h, d = t.cfg, t.cfg.model.hidden_size, t.cfg.dtypes
+    cfg, h, d = t.cfg, width or t.cfg.model.hidden_size, t.cfg.dtypes
     if cfg.model.norm == "layernorm":
         t.add(f"{name}.input", d.norm_input * tokens * h, True)
         t.add(f"{name}.norm_stats", 2 * d.norm_stats * tokens, True)
@@ -150,7 +151,8 @@ def add_linear_input(
             t.add(f"{name}.lora_dropout_mask", c.MASK * tokens * width, replicated)
         t.add(f"{name}.lora_A_output", e * tokens * cfg.lora_rank, True)
         if mixed:  # autocast keeps a 16-bit copy of each fp32 adapter weight for the backward
-            experts = cfg.model.num_experts if p.group == "mlp" and "router" not in p.slices else 1
+            routed = set(p.slices) <= ROUTED_EXPERT_LINEARS
+            experts = cfg.model.num_experts if routed else 1
             weights = cfg.lora_rank * (p.d_in + p.d_out) * experts
             t.add(f"{name}.lora_autocast_weights", c.BF16 * weights, False)
 
@@ -170,21 +172,45 @@ def add_attention(t: Tally, prefix: str = "attention") -> None:
     kv_heads = heads if repeated else ceil(m.num_kv_heads / tp)
     qkv = c.FP32 if math else e  # the CPU math kernel upcasts 16-bit Q, K, V to fp32
     add_norm(t, f"{prefix}.norm", n)
-    add_linear_input(t, f"{prefix}.qkv_input", ("q_proj", "k_proj", "v_proj"), m.hidden_size, n,
-                     replicated=True, from_stream=True)  # fmt: skip
+    readers = ("q_proj", "q_a_proj", "kv_a_proj_with_mqa") if m.is_mla else ("q_proj", "k_proj",
+               "v_proj")  # fmt: skip
+    add_linear_input(t, f"{prefix}.qkv_input", readers, m.hidden_size, n, replicated=True,
+                     from_stream=True)  # fmt: skip
+    if m.is_mla:
+        add_mla_latents(t, prefix)
+    value_width = m.v_head_dim if m.is_mla else m.head_dim
     t.add(f"{prefix}.query", qkv * n * q_width, False)
     t.add(f"{prefix}.key", qkv * n * kv_heads * m.head_dim, False)
-    t.add(f"{prefix}.value", qkv * n * kv_heads * m.head_dim, False)
+    t.add(f"{prefix}.value", qkv * n * kv_heads * value_width, False)
+    if m.qk_norm:  # Qwen3: RMSNorm over every q and k head before the rotary embedding
+        add_norm(t, f"{prefix}.q_norm", n, q_width)
+        add_norm(t, f"{prefix}.k_norm", n, ceil(m.num_kv_heads / tp) * m.head_dim)
     if cfg.attention == "eager" or math:
         add_eager_core(t, prefix, heads, math)
     else:  # fused kernel: output and fp32 log-sum-exp, no s x s tensors
         t.add(f"{prefix}.output", e * n * q_width, False)
         t.add(f"{prefix}.logsumexp", c.FP32 * heads * n, False)
     fused = cfg.attention == "sdpa" and not math
-    add_linear_input(t, f"{prefix}.o_proj_input", ("o_proj",), q_width, n, replicated=False,
+    o_width = heads * value_width
+    add_linear_input(t, f"{prefix}.o_proj_input", ("o_proj",), o_width, n, replicated=False,
                      kept_anyway=fused)  # fmt: skip
     if cfg.dropout:
         t.add(f"{prefix}.residual_dropout_mask", d.mask_act * n * m.hidden_size, True)
+
+
+def add_mla_latents(t: Tally, prefix: str) -> None:
+    """Multi-head latent attention (DeepSeek-V2/V3, HF modeling_deepseek_v3): the query latent
+    (q_lora_rank wide) and the key/value latent (kv_lora_rank) each pass an RMSNorm and feed
+    their up-projection, which keeps its input if it trains or carries an adapter."""
+    cfg, m, n = t.cfg, t.cfg.model, t.tokens
+    if m.q_lora_rank:
+        add_norm(t, f"{prefix}.q_latent_norm", n, m.q_lora_rank)
+        add_linear_input(t, f"{prefix}.q_latent", ("q_b_proj",), m.q_lora_rank, n,
+                         replicated=True)  # fmt: skip
+    add_norm(t, f"{prefix}.kv_latent_norm", n, m.kv_lora_rank)
+    add_linear_input(t, f"{prefix}.kv_latent", ("kv_b_proj",), m.kv_lora_rank, n, replicated=True)
+    if cfg.full:  # the rotary key part, split off the compressed projection
+        t.add(f"{prefix}.k_rope", _e(cfg) * n * m.qk_rope_head_dim, True)
 
 
 def add_eager_core(t: Tally, prefix: str, heads: int, math: bool = False) -> None:
@@ -219,7 +245,8 @@ def add_mlp(t: Tally) -> None:
         # top-k weights, their sum and the per-slot weights.
         t.add("mlp.routing_indices", 4 * c.INT64 * routed + 4 * m.num_experts, True)
         t.add("mlp.routing_weights", c.FP32 * (2 * routed + n), True)
-    up = ("gate_proj", "up_proj") if m.gated_mlp else ("up_proj",)
+    pre = cfg.mlp_prefix
+    up = (pre + "gate_proj", pre + "up_proj") if m.gated_mlp else (pre + "up_proj",)
     grouped = m.is_moe and d.casts and cfg.full
     if grouped:  # the experts' own dtype: no per-consumer 16-bit casts
         t.add("mlp.input", x * routed * m.hidden_size, True)
@@ -235,13 +262,32 @@ def add_mlp(t: Tally) -> None:
     if grouped:
         t.add("mlp.down_input", x * routed * inner, False)
     else:
-        add_linear_input(t, "mlp.down_input", ("down_proj",), inner, routed, replicated=False)
+        add_linear_input(t, "mlp.down_input", (pre + "down_proj",), inner, routed,
+                         replicated=False)  # fmt: skip
     if m.is_moe:
         t.add("mlp.expert_output", x * routed * m.hidden_size, True)
+    if m.is_moe and m.shared_expert_intermediate_size:
+        add_shared_expert(t)
     if cfg.dropout:
         t.add("mlp.residual_dropout_mask", d.mask_act * n * m.hidden_size, True)
     for i in range(max(m.norms_per_layer - 2, 0)):  # Gemma 2: norms after attention and MLP
         add_norm(t, f"post_norm{i + 1}", n)
+
+
+def add_shared_expert(t: Tally) -> None:
+    """The always-active shared expert of a MoE layer (DeepSeek shared_experts, Qwen2-MoE
+    shared_expert): a gated MLP over every token, reading the same norm output as the router,
+    and Qwen2-MoE's sigmoid gate over it."""
+    cfg, m, e, n = t.cfg, t.cfg.model, _e(t.cfg), t.tokens
+    inner = ceil(m.shared_expert_intermediate_size / cfg.tensor_parallel)
+    add_linear_input(t, "mlp.shared.input", ("shared_gate_proj", "shared_up_proj"),
+                     m.hidden_size, n, replicated=True, kept_anyway=True)  # fmt: skip
+    for name in ("act_input", "act_output", "up_output"):
+        t.add(f"mlp.shared.{name}", e * n * inner, False)
+    add_linear_input(t, "mlp.shared.down_input", ("shared_down_proj",), inner, n,
+                     replicated=False)  # fmt: skip
+    if m.shared_expert_gate:  # its 1-wide logit and sigmoid, and the gated output
+        t.add("mlp.shared.gate", 2 * c.FP32 * n + e * n * m.hidden_size, True)
 
 
 def backward_buffers(cfg: ActivationConfig, tensors: dict[str, int]) -> int:
@@ -258,7 +304,7 @@ def backward_buffers(cfg: ActivationConfig, tensors: dict[str, int]) -> int:
     inner = ceil(m.intermediate_size / cfg.tensor_parallel)
     width = d.experts if m.is_moe else d.act
     mlp = (3 if m.gated_mlp else 2) * width * routed * inner
-    if cfg.precision in c.MIXED_PRECISIONS and _adapted(cfg, ("down_proj",)):
+    if cfg.precision in c.MIXED_PRECISIONS and _adapted(cfg, (cfg.mlp_prefix + "down_proj",)):
         mlp += c.FP32 * routed * inner  # an fp32 adapter's input gradient, before its cast
     freed = tensors.get("mlp.down_input", 0)
     t = Tally(cfg, tokens)
