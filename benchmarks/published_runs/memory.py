@@ -21,12 +21,15 @@ import statistics
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
+from datetime import date
+from math import ceil
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from benchmarks.published_runs.cases import (
+    ROOT,
     PublishedCase,
     load_cases,
     shared_calibration,
@@ -35,6 +38,7 @@ from benchmarks.published_runs.cases import (
 )
 from tools.job import JobSpec
 from tools.memory import MemoryEstimate
+from tools.memory.published_band import BAND_FILE, QUANTILE
 
 MEMORY_FILE = "gpu_memory_published.json"
 GIB = 2**30
@@ -198,6 +202,41 @@ def summaries(results: Sequence[CaseResult]) -> list[Summary]:
     return [s for s in out if s is not None]
 
 
+def band_groups(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
+    """Per (stack, method), stack, method and all: the 80th percentile of |ratio - 1| (nearest
+    rank), rounded up to a whole percent, with the case count and the median ratio."""
+    measured = [r for r in results if r.ratio is not None]
+    keys: set[tuple[str | None, str | None]] = {(None, None)}
+    for r in measured:
+        keys |= {(r.stack, r.method), (r.stack, None), (None, r.method)}
+    groups = []
+    for stack, method in sorted(keys, key=lambda k: (k[0] or "", k[1] or "")):
+        ratios = [
+            r.ratio for r in measured
+            if r.ratio is not None and stack in (None, r.stack) and method in (None, r.method)
+        ]  # fmt: skip
+        errors = sorted(abs(x - 1) for x in ratios)
+        rank = max(ceil(QUANTILE * len(errors)) - 1, 0)
+        band = ceil(round(errors[rank] * 100, 6)) / 100
+        groups.append({"stack": stack, "method": method, "cases": len(ratios), "band": band,
+                       "median_ratio": round(statistics.median(ratios), 4)})  # fmt: skip
+    return groups
+
+
+def write_band(results: Sequence[CaseResult], source: Path) -> Path:
+    """Store the bands with the package (tools/data/memory_published_band.json)."""
+    payload = {
+        "rule": f"{QUANTILE:.0%} of published measured peaks within the band, estimate vs "
+        "measured like for like (allocated, reserved or device), rounded up to 1%",
+        "source": f"python -m benchmarks.published_runs.memory --write-band ({source.name})",
+        "date": date.today().isoformat(),
+        "groups": band_groups(results),
+    }
+    target = ROOT / "tools" / BAND_FILE
+    target.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
 def run(path: Path, only: str | None = None) -> list[CaseResult]:
     """Evaluate every case of the file (those whose id contains `only`)."""
     file = load_cases(path)
@@ -252,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--file", type=Path, default=shared_calibration() / MEMORY_FILE)
     parser.add_argument("--only", help="cases whose id contains this text")
     parser.add_argument("--json", type=Path, help="write the per-case results as JSON")
+    parser.add_argument(
+        "--write-band", action="store_true", help="store the bands shown beside estimates"
+    )
     args = parser.parse_args(argv)
     if not args.file.is_file():
         print(f"no case file at {args.file}", file=sys.stderr)
@@ -261,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = [r.model_dump() for r in results]
         args.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    if args.write_band:
+        print(f"wrote {write_band(results, args.file)}", file=sys.stderr)
     return 0
 
 

@@ -9,6 +9,7 @@ from tools.memory.dtypes import saved_dtypes
 from tools.memory.inputs import EstimateInput
 from tools.memory.inventory import PhysicalLinear, total_params
 from tools.memory.model_states import ModelStates, adapter_bytes
+from tools.memory.published_band import BandGroup
 from tools.memory.stacks.describe import stack_sentences
 from tools.units import GB, format_gib
 
@@ -24,6 +25,7 @@ def describe(
     acts: Activations,
     peak: str = "",
     band: CalibrationBand | None = None,
+    published: BandGroup | None = None,
 ) -> list[str]:
     """All assumptions for one call, in reading order."""
     return [
@@ -36,7 +38,7 @@ def describe(
         *_activations(inp),
         *_peak(inp, peak),
         _overhead(inp),
-        *_band(band),
+        *_band(inp, band, published),
         "Sizes are integer bytes; GiB = 2^30 bytes, GB = 10^9 bytes.",
     ]
 
@@ -327,15 +329,27 @@ def _peak(inp: EstimateInput, peak: str) -> list[str]:
     ]
 
 
-def _band(band: CalibrationBand | None) -> list[str]:
-    if band is None:
-        return []
-    return [
-        f"Uncertainty ±{band.band:.0%}: the largest error of the total against {band.cases} "
-        f"measured training steps ({', '.join(band.devices)}; mean error "
-        f"{band.mean_error:+.1%}; benchmarks/memory_calibration). It covers the bytes of the "
-        "tensors; the CUDA allocator's rounding and caching are the fragmentation margin's."
-    ]
+def _band(
+    inp: EstimateInput, band: CalibrationBand | None, published: BandGroup | None
+) -> list[str]:
+    """On a GPU, the band from published GPU runs; on the CPU, the CPU calibration's."""
+    out = []
+    if published is not None and inp.device == "cuda":
+        group = "all stacks and methods" if published.label == "all" else published.label
+        out.append(
+            f"Uncertainty ±{published.band:.0%}: {published.cases} published GPU runs "
+            f"({group}) were compared like for like (allocated, reserved or whole-device "
+            f"figures); 80% of their estimates fell within this band, the median at "
+            f"{published.median_ratio:.2f} x the measured peak (benchmarks/published_runs)."
+        )
+    if band is not None:
+        scope = "Uncertainty" if inp.device == "cpu" else "The tensor count itself, on the CPU"
+        out.append(
+            f"{scope}: ±{band.band:.0%}, the largest error of the total against {band.cases} "
+            f"measured training steps ({', '.join(band.devices)}; mean error "
+            f"{band.mean_error:+.1%}; benchmarks/memory_calibration), bytes of tensors only."
+        )
+    return out
 
 
 def _overhead(inp: EstimateInput) -> str:

@@ -22,11 +22,12 @@ from tools.memory.assemble import (
     step_inputs,
 )
 from tools.memory.assumptions import describe
-from tools.memory.calibration import calibration_band
+from tools.memory.calibration import CalibrationBand, calibration_band
 from tools.memory.inputs import LORA_METHODS, EstimateInput
 from tools.memory.inventory import PhysicalLinear, resolve_targets
 from tools.memory.model_states import compute_model_states
 from tools.memory.peak import peak_moment, step_moments
+from tools.memory.published_band import BandGroup, band_for
 from tools.memory.results import (
     HostRam,
     MemoryBreakdown,
@@ -54,6 +55,8 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
     peak = peak_moment(moments)
     extra = overhead(inp, states, peak)
     band = calibration_band()
+    published = band_for(inp.stack, inp.method) if inp.device == "cuda" else None
+    uncertainty = published.band if published else (band.band if band else None)
     return MemoryEstimate(
         model_id=inp.model.id,
         model_name=inp.model.name,
@@ -101,11 +104,21 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
             for m in moments
         ],
         figures=extra.figures,
-        uncertainty=band.band if band else None,
-        assumptions=describe(inp, states, targets, acts, peak.name, band),
+        uncertainty=uncertainty,
+        uncertainty_basis=_basis(published, band, inp.device),
+        assumptions=describe(inp, states, targets, acts, peak.name, band, published),
         engine=inp.effective_engine,
         optimizer_impl=inp.effective_optimizer_impl,
     )
+
+
+def _basis(published: BandGroup | None, band: CalibrationBand | None, device: str) -> str:
+    """What the band next to the total was measured on."""
+    if published is not None and device == "cuda":
+        return f"80th percentile of {published.cases} published GPU runs ({published.label})"
+    if band is not None:
+        return f"largest error over {band.cases} CPU calibration steps"
+    return ""
 
 
 def estimate_for(model: str | ModelArch, **settings: Any) -> MemoryEstimate:

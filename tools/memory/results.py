@@ -192,9 +192,11 @@ class MemoryEstimate(BaseModel):
     )
     uncertainty: float | None = Field(
         None,
-        description="relative band of the total from the calibration against measured steps "
-        "(tools/data/memory_calibration.json), e.g. 0.06 for ±6%",
+        description="relative band of the total, e.g. 0.18 for ±18%: on a GPU the 80th "
+        "percentile of the error against published GPU runs of the job's stack and method "
+        "(tools/data/memory_published_band.json); on the CPU the CPU calibration's largest error",
     )
+    uncertainty_basis: str = Field("", description="what the band was measured on")
     figures: ReportedFigures = Field(
         description="the peak as allocated, reserved and device figures (like-for-like "
         "comparison with measurements); the total is the device figure"
