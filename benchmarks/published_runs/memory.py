@@ -61,6 +61,7 @@ MECHANISM_WORDS: tuple[tuple[str, Any, str], ...] = (
 )  # fmt: skip
 _TRANSFORMERS_VERSION = re.compile(r"transformers[ =v]*4\.(\d+)")
 _BNB_VERSION = re.compile(r"bitsandbytes[ =v]*0\.(\d+)\.(\d+)")
+_CONTEXT_MIB = re.compile(r"(\d[\d,]*) MiB CUDA context")
 
 
 class CaseResult(BaseModel):
@@ -86,7 +87,8 @@ class CaseResult(BaseModel):
 def mechanisms_from_text(text: str, unmodelled: Sequence[str] = ()) -> dict[str, Any]:
     """The mechanisms a case's description names (see MECHANISM_WORDS; `unmodelled` is its list
     of what the run used that the flags cannot say), plus the loss of a transformers release
-    before 4.46 and the 4-bit input retention of bitsandbytes < 0.43.2."""
+    before 4.46, the 4-bit input retention of bitsandbytes < 0.43.2 and a CUDA context the case
+    measured ("incl. the 1343 MiB CUDA context")."""
     found: dict[str, Any] = {}
     for name, value, pattern in MECHANISM_WORDS:
         if name not in found and re.search(pattern, text, flags=re.IGNORECASE):
@@ -96,6 +98,9 @@ def mechanisms_from_text(text: str, unmodelled: Sequence[str] = ()) -> dict[str,
     version = _TRANSFORMERS_VERSION.search(text)
     if version and int(version.group(1)) < 46:
         found.setdefault("loss", "older-hf")
+    context = _CONTEXT_MIB.search(text)
+    if context:  # the case measured its CUDA context
+        found["cuda_context_gib"] = int(context.group(1)) / 1024
     bnb = _BNB_VERSION.search(text)
     if bnb:
         found["qlora_keeps_input"] = (int(bnb.group(1)), int(bnb.group(2))) < (43, 2)

@@ -103,6 +103,11 @@ class ModelArch(BaseModel):
     qk_rope_head_dim: int = Field(default=0, ge=0, description="MLA: rotary part of head_dim")
     v_head_dim: int = Field(default=0, ge=0, description="MLA: value head width")
     qk_norm: bool = Field(default=False, description="Qwen3: RMSNorm over each q and k head")
+    fused_qkv: bool = Field(
+        default=False,
+        description="q, k and v are slices of one linear layer, as litgpt's GPT builds them "
+        "(CausalSelfAttention.attn); the Hugging Face modules keep them apart",
+    )
     qkv_bias: bool = False
     o_bias: bool = False
     mlp_bias: bool = False
@@ -194,6 +199,8 @@ class ModelArch(BaseModel):
             ("v_proj", h, self.kv_dim, self.qkv_bias),
             ("o_proj", self.q_dim, h, self.o_bias),
         ]  # fmt: skip
+        if self.fused_qkv:
+            hf = {**hf, "q_proj": "attn", "k_proj": "attn", "v_proj": "attn"}
         return [
             LinearModule(
                 name=name,

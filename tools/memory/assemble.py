@@ -38,7 +38,7 @@ def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> St
 def activation_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> ActivationConfig:
     mech = inp.mechanisms
     return ActivationConfig(
-        model=inp.model,
+        model=inp.stack_model,
         full=inp.method in ("pretrain", "full"),
         precision=inp.precision,
         targets=targets,

@@ -48,8 +48,8 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
     """
     targets: tuple[PhysicalLinear, ...] = ()
     if inp.method in LORA_METHODS:
-        targets = resolve_targets(inp.model, inp.lora_targets)
-    states = compute_model_states(inp.model, states_config(inp, targets))
+        targets = resolve_targets(inp.stack_model, inp.lora_targets)
+    states = compute_model_states(inp.stack_model, states_config(inp, targets))
     acts = compute_activations(activation_config(inp, targets))
     moments = step_moments(acts, step_inputs(inp, states, acts))
     peak = peak_moment(moments)

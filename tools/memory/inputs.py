@@ -219,6 +219,14 @@ class EstimateInput(BaseModel):
         """Every mechanism of the job's stack: the job's values, the profile's for the rest."""
         return resolve_mechanisms(self.stack, {name: getattr(self, name) for name in MECHANISMS})
 
+    @cached_property
+    def stack_model(self) -> ModelArch:
+        """The model as the stack builds it: litgpt's GPT fuses q, k and v into one linear layer
+        (litgpt/model.py CausalSelfAttention.attn), which LoRA adapts as one module."""
+        if self.stack == "litgpt" and not self.model.is_mla:
+            return self.model.model_copy(update={"fused_qkv": True})
+        return self.model
+
     @property
     def effective_lora_alpha(self) -> float:
         """lora_alpha, defaulting to 2 x rank."""

@@ -192,7 +192,7 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
 
     gathered_w, gathered_g = _zero3_gathered(model, cfg, full)
     dequant = _dequant_buffer(model, cfg)
-    extras = _deepspeed_extras(model, cfg, trainable_elems, full and mixed)
+    extras = _deepspeed_extras(model, cfg, trainable_elems, full and mixed, weights)
     w, g, o, cpu = _offload(cfg, w, g, o, trainable_elems)
     comm = gradients if (cfg.zero_stage == 0 and cfg.data_parallel > 1) else 0
     comm += extras.reduce_bucket + extras.prefetch
@@ -246,14 +246,14 @@ def _offload(
 
 
 def _deepspeed_extras(
-    model: ModelArch, cfg: StatesConfig, trainable: int, mixed_full: bool
+    model: ModelArch, cfg: StatesConfig, trainable: int, mixed_full: bool, weights: int
 ) -> ZeroExtras:
     """DeepSpeed ZeRO's own buffers (stacks/deepspeed.py); none for FSDP or plain PyTorch."""
     if cfg.engine != "deepspeed" or cfg.sharding != "deepspeed":
         return ZeroExtras(0, 0, 0)
     return zero_extras(
         model, cfg.zero_stage, cfg.data_parallel, trainable, c.weight_bytes(cfg.precision),
-        mixed_full, cfg.offload_optimizer, cfg.stack == "hf",
+        mixed_full, cfg.offload_optimizer, cfg.stack == "hf", weights,
     )  # fmt: skip
 
 

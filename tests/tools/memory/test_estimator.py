@@ -233,7 +233,7 @@ def test_parts_add_up_and_overhead_is_stated() -> None:
         "no paged state: the card holds the whole device figure"
     )
     assert p.overhead == o.cuda_context + o.comm_buffers + o.fragmentation, "overhead parts"
-    assert o.cuda_context == 1 << 30, "1 GiB default CUDA context"
+    assert o.cuda_context == 3 << 28, "0.75 GiB default CUDA context"
     assert result.bytes_per_param.optimizer == 8.0, "autocast: AdamW m and v; weights are master"
     zero = run(llama31_8b(), num_gpus=8, engine="deepspeed")
     assert zero.bytes_per_param.optimizer == 12.0, "ZeRO's K = 12"

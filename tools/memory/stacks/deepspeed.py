@@ -10,7 +10,11 @@ Read from deepspeed/runtime/zero/stage_1_and_2.py and stage3.py (0.15) and its c
   `__ipg_bucket_flat_buffer` allocated at start-up in stage 3 with contiguous gradients);
 - stage 3 prefetch: up to `stage3_prefetch_bucket_size` parameters gathered ahead of the module
   that computes, besides that module itself (DeepSpeed's estimator: 4 x the largest layer,
-  16-bit weight and gradient).
+  16-bit weight and gradient);
+- stage 3 reuse: a module's gathered parameters are not released when they are used again
+  within `stage3_max_reuse_distance` parameters of the trace (partitioned_param_coordinator.py
+  __params_to_release), which keeps up to that many elements gathered where the forward pass
+  turns into the backward pass (the last layers run, then are recomputed and differentiated).
 DeepSpeed's defaults are 5e8, 5e7 and 1e9; the Hugging Face integration fills "auto" with
 hidden^2 and 0.9 x hidden^2 (transformers integrations/deepspeed.py trainer_config_finalize),
 which is what the `hf` stack runs. Stage 3 parameter offload (`offload_param`) moves the
@@ -31,6 +35,7 @@ __all__ = ["DEEPSPEED_DEFAULTS", "ZeroExtras", "zero_extras"]
 # deepspeed/runtime/zero/config.py: reduce_bucket_size, stage3_prefetch_bucket_size,
 # sub_group_size.
 DEEPSPEED_DEFAULTS: Final = {"reduce_bucket": 500_000_000, "prefetch": 50_000_000}
+MAX_REUSE_DISTANCE: Final = 1_000_000_000  # stage3_max_reuse_distance, elements
 SUB_GROUP_SIZE: Final = 1_000_000_000
 
 
@@ -39,7 +44,7 @@ class ZeroExtras:
     """Bytes DeepSpeed ZeRO adds on one GPU."""
 
     reduce_bucket: int  # allocated once, held through the step (a communication buffer)
-    prefetch: int  # 16-bit weights gathered ahead (stage 3), with the gathered module
+    prefetch: int  # 16-bit weights gathered ahead or kept for reuse (stage 3)
     fp32_grads: int  # the fp32 gradient partition, at the optimizer step
 
 
@@ -52,9 +57,12 @@ def zero_extras(
     mixed: bool,
     offload: bool,
     hf_auto: bool,
+    stored_weights: int = 0,
 ) -> ZeroExtras:
     """The extras of ZeRO `stage` over `ranks` GPUs for `trainable` trainable elements per
-    tensor-parallel rank; `hf_auto`: the Hugging Face integration's bucket sizes."""
+    tensor-parallel rank; `hf_auto`: the Hugging Face integration's bucket sizes;
+    `stored_weights`: the bytes of all weights on one tensor-parallel rank before sharding (what
+    the reuse window can keep gathered, at most)."""
     if stage == 0:
         return ZeroExtras(0, 0, 0)
     h2 = model.hidden_size**2
@@ -65,4 +73,8 @@ def zero_extras(
         partition = min(partition, SUB_GROUP_SIZE)
     fp32 = c.FP32 * partition if mixed and not offload else 0
     reduce = weight_bytes * bucket if trainable and stage >= 2 else 0
-    return ZeroExtras(reduce, weight_bytes * prefetch if stage == 3 else 0, fp32)
+    gathered = 0
+    if stage == 3:
+        reuse = min(weight_bytes * MAX_REUSE_DISTANCE, stored_weights)
+        gathered = weight_bytes * prefetch + reuse
+    return ZeroExtras(reduce, gathered, fp32)
