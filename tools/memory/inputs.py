@@ -11,7 +11,6 @@ was wrong and what is valid.
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -214,12 +213,12 @@ class EstimateInput(BaseModel):
             resolve_targets(self.model, self.lora_targets)
         return self
 
-    @cached_property
+    @property
     def mechanisms(self) -> Mechanisms:
         """Every mechanism of the job's stack: the job's values, the profile's for the rest."""
         return resolve_mechanisms(self.stack, {name: getattr(self, name) for name in MECHANISMS})
 
-    @cached_property
+    @property
     def stack_model(self) -> ModelArch:
         """The model as the stack builds it: litgpt's GPT fuses q, k and v into one linear layer
         (litgpt/model.py CausalSelfAttention.attn), which LoRA adapts as one module."""

@@ -82,7 +82,7 @@ def loss_bytes(
     if loss == "chunked":
         chunk = ceil(n / TORCHTUNE_CHUNKS)
         forward = (b + c.FP32) * n + copy * chunk
-        backward = c.FP32 * n + (2 * c.FP32 + b) * chunk
+        backward = c.FP32 * n + (2 * c.FP32 + (b if copy else 0)) * chunk
         return LossBytes(forward, backward, b * chunk, 0)
     if loss == "chunked-16bit":
         chunk = ceil(n * min(1.0, LITGPT_CHUNK_TOKENS / seq_len))

@@ -103,8 +103,9 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
         optimizer_in_backward=(False, "fit() steps after fabric.backward (finetune/lora.py)"),
         frozen_base_dtype=("16-bit", "precision bf16-true: Fabric casts the whole model to bf16"),
         qlora_keeps_input=(True, "quantize bnb.nf4 goes through bitsandbytes Linear4bit; litgpt "
-                           "0.3-0.4 pins bitsandbytes==0.42.0, whose MatMul4Bit saves the "
-                           "layer's input for backward (until 0.43.2)"),
+                           "0.3-0.4 pins bitsandbytes==0.42.0 (its pyproject.toml), whose "
+                           "autograd/_functions.py MatMul4Bit saves the layer's input for "
+                           "backward (until 0.43.2)"),
         qlora_double_quant=(False, "the config hub's quantize: bnb.nf4 (bnb.nf4-dq is the "
                             "double-quantized one; litgpt/utils.py)"),
         repeat_kv=(True, "litgpt/model.py CausalSelfAttention expands K and V to every query "
@@ -178,7 +179,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
                                  "the core attention (Korthikanti et al. 2022)"),
         activation_offload=_NO_OFFLOAD,
         optimizer_in_backward=_STEP_AFTER,
-        frozen_base_dtype=("16-bit", "bf16 weights"),
+        frozen_base_dtype=("16-bit", "--bf16 keeps the weights in bf16 (megatron/training)"),
         qlora_keeps_input=_NO_QLORA,
         qlora_double_quant=_NF4_DQ,
         repeat_kv=_GROUPED_KV,
