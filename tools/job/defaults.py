@@ -52,8 +52,10 @@ DEFAULT_METHOD: Final = "lora"
 # allocations, not here. 0.75 GiB covers the measured context; set it when yours is known (the
 # Hugging Face docs measured 1,343 MiB on a V100 under CUDA 11 without lazy loading).
 CUDA_CONTEXT_GIB: Final = 0.75
-# PyTorch's caching allocator reserves more than it hands out (block rounding and fragmentation);
-# 10 % of the allocated bytes is a conservative margin, overridable per job.
+# PyTorch's caching allocator reserves more than it hands out: blocks freed within a step are
+# cached and reused only where they fit (block splitting, 2 MiB / 20 MiB segments). Weights and
+# optimizer state, allocated once, leave no holes; 10 % of the bytes each step allocates and
+# frees (activations, gradients, gathered weights, temporaries) is the margin, overridable.
 FRAGMENTATION: Final = 0.10
 DEFAULT_TOKENS: Final = 100_000_000
 _AS_THE_STACK_RUNS_IT: Final = (
@@ -119,7 +121,8 @@ DEFAULTS: Final[dict[str, Default[Any]]] = {
         CUDA_CONTEXT_GIB, "0.75 GiB per GPU for the CUDA context and the framework's kernels"
     ),
     "fragmentation": Default(
-        FRAGMENTATION, "10% of the allocated bytes for the allocator's rounding and caching"
+        FRAGMENTATION,
+        "10% of the bytes each step allocates and frees, for the allocator's rounding and caching",
     ),
     # -- the training stack; each mechanism left open takes the stack's profile value, stated
     # with its source in the estimate's assumptions (tools/memory/stacks/profiles.py)

@@ -94,7 +94,7 @@ VALID: Final[dict[str, str]] = {
     "lora_dropout": "a probability from 0 to below 1",
     "zero_stage": VALID_ZERO,
     "cuda_context_gib": f"GiB from 0 to {MAX_CONTEXT_GIB:g}",
-    "fragmentation": "a fraction from 0 to 1 of the allocated bytes",
+    "fragmentation": "a fraction from 0 to 1 of the bytes a step allocates and frees",
     "gradient_accumulation_steps": f"an integer from 1 to {MAX_BATCH} (micro-batches per step)",
     "tokens": f"a count above 0 and at most {MAX_TOKENS:.0e} (tokens)",
     "samples": f"a count above 0 and at most {MAX_TOKENS:.0e} (samples)",
@@ -179,7 +179,10 @@ class JobSpec(BaseModel):
         None, ge=0, le=MAX_CONTEXT_GIB, description="CUDA context and framework per GPU, GiB"
     )
     fragmentation: float | None = Field(
-        None, ge=0, le=1, description="allocator margin, a fraction of the allocated bytes"
+        None,
+        ge=0,
+        le=1,
+        description="allocator margin, a fraction of the bytes a step allocates and frees",
     )
     # -- the training stack and its memory mechanisms (open: the stack's profile decides)
     stack: Stack | None = Field(

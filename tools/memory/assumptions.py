@@ -10,6 +10,7 @@ from tools.memory.inputs import EstimateInput
 from tools.memory.inventory import PhysicalLinear, total_params
 from tools.memory.model_states import ModelStates, adapter_bytes
 from tools.memory.published_band import BandGroup
+from tools.memory.results import ReportedFigures
 from tools.memory.stacks.describe import stack_sentences
 from tools.units import GB, format_gib
 
@@ -26,6 +27,7 @@ def describe(
     peak: str = "",
     band: CalibrationBand | None = None,
     published: BandGroup | None = None,
+    figures: ReportedFigures | None = None,
 ) -> list[str]:
     """All assumptions for one call, in reading order."""
     return [
@@ -38,6 +40,7 @@ def describe(
         *_activations(inp),
         *_peak(inp, peak),
         _overhead(inp),
+        *_figures(inp, figures),
         *_band(inp, band, published),
         "Sizes are integer bytes; GiB = 2^30 bytes, GB = 10^9 bytes.",
     ]
@@ -196,11 +199,18 @@ def _sharding(inp: EstimateInput, states: ModelStates) -> list[str]:
         out.append(
             f"ZeRO stage {stage} (Rajbhandari et al. 2019, Table 1): {', '.join(parts)} {split}."
         )
-        if inp.precision in c.MIXED_PRECISIONS and inp.method in ("pretrain", "full"):
+        if inp.effective_engine == "deepspeed" and inp.sharding == "deepspeed":
+            fp32 = inp.precision in c.MIXED_PRECISIONS and inp.method in ("pretrain", "full")
             out.append(
-                "DeepSpeed's implementation also keeps an fp32 gradient partition "
-                "(4 bytes per parameter / GPUs), which this paper accounting omits."
-            )
+                "DeepSpeed as it runs (deepspeed/runtime/zero, tools/memory/stacks/deepspeed.py): "
+                + ("an fp32 gradient partition built for the optimizer step (4 bytes per "
+                   "parameter / GPUs, at most 1e9 elements per sub-group under ZeRO-3), "
+                   if fp32 and not inp.offload_optimizer else "")
+                + f"its reduce bucket and ZeRO-3 prefetch and reuse window "
+                f"({_size(states.deepspeed_buffers)}, in overhead), "
+                + ("with the Hugging Face integration's 'auto' sizes." if inp.stack == "hf"
+                   else "with DeepSpeed's default sizes.")
+            )  # fmt: skip
     if states.gathered_weights:
         unit = (
             "one transformer block, plus the next one prefetched (FSDP)"
@@ -211,6 +221,11 @@ def _sharding(inp: EstimateInput, states: ModelStates) -> list[str]:
             f"ZeRO-3 holds {unit} unsharded while computing: "
             f"{_size(states.gathered_weights + states.gathered_gradients)} of weights "
             "and gradients, counted in those parts."
+        )
+    if inp.offload_params:
+        out.append(
+            "ZeRO-3 parameter offload: the 16-bit weight partition lives in pinned CPU RAM and "
+            "each module is fetched when it computes."
         )
     if inp.offload_optimizer:
         grads = " The GPU keeps no gradient partition." if stage >= 2 else ""
@@ -323,7 +338,8 @@ def _peak(inp: EstimateInput, peak: str) -> list[str]:
     return [
         grads,
         "The total is the largest of the step's moments (forward at the loss, loss backward, "
-        "lm_head backward, recompute, embedding backward, optimizer step); the parts are what "
+        "lm_head backward, recompute, first layer backward, embedding backward, optimizer "
+        "step); the parts are what "
         f"is live at that moment: here the {peak}. Tied embeddings need three "
         "vocabulary-sized gradient buffers at the end of the backward pass.",
     ]
@@ -352,16 +368,36 @@ def _band(
     return out
 
 
+def _figures(inp: EstimateInput, figures: ReportedFigures | None) -> list[str]:
+    """Which measurement the total predicts, and what the others would read."""
+    if figures is None or inp.device == "cpu":
+        return []
+    paged = (
+        f"; {_size(figures.evictable)} of it is paged optimizer state the driver can move to "
+        f"CPU RAM, so the card must hold {_size(figures.required)}"
+        if figures.evictable
+        else ""
+    )
+    return [
+        f"The total predicts the whole device as nvidia-smi shows it, {_size(figures.device)}"
+        f"{paged}. Compared like for like, torch.cuda.max_memory_reserved would read about "
+        f"{_size(figures.reserved)} (no CUDA context) and max_memory_allocated "
+        f"{_size(figures.allocated)} (tensors only)."
+    ]
+
+
 def _overhead(inp: EstimateInput) -> str:
     if inp.device == "cpu":
         return (
             "Overhead on the CPU: no CUDA context; "
-            f"{inp.effective_fragmentation:.0%} of allocated bytes for fragmentation."
+            f"{inp.effective_fragmentation:.0%} of the step's transient bytes for fragmentation."
         )
     default = " (default)" if "cuda_context_bytes" not in inp.model_fields_set else ""
     frag = " (default)" if "fragmentation" not in inp.model_fields_set else ""
     return (
-        f"Overhead: {_size(inp.cuda_context_bytes)} for the CUDA context, kernels and "
-        f"workspaces{default}, plus {inp.fragmentation:.0%} of allocated bytes for allocator "
-        f"fragmentation{frag}."
+        f"Overhead: {_size(inp.cuda_context_bytes)} for the CUDA context and kernels{default}, "
+        f"plus {inp.fragmentation:.0%} of the bytes the step allocates and frees (activations, "
+        f"gradients, gathered weights, temporaries; not the resting weights and optimizer "
+        f"state) for the caching allocator's fragmentation{frag} (tools/memory/stacks/"
+        "reporting.py)."
     )

@@ -106,7 +106,7 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
         figures=extra.figures,
         uncertainty=uncertainty,
         uncertainty_basis=_basis(published, band, inp.device),
-        assumptions=describe(inp, states, targets, acts, peak.name, band, published),
+        assumptions=describe(inp, states, targets, acts, peak.name, band, published, extra.figures),
         engine=inp.effective_engine,
         optimizer_impl=inp.effective_optimizer_impl,
     )

@@ -123,7 +123,10 @@ class EstimateInput(BaseModel):
         description="CUDA context + framework bytes per GPU",
     )
     fragmentation: float = Field(
-        _d("fragmentation"), ge=0, le=1, description="allocator margin, share of allocated bytes"
+        _d("fragmentation"),
+        ge=0,
+        le=1,
+        description="allocator margin, share of the step's transient bytes",
     )
     engine: Engine = Field(_d("engine"), description="auto, pytorch or deepspeed")
     device: Device = Field(

@@ -297,7 +297,7 @@ def test_assumptions_name_every_choice() -> None:
         "offloaded to CPU RAM",
         "Tensor parallelism 2",
         "Full recomputation",
-        "5% of allocated bytes",
+        "5% of the bytes the step allocates and frees",
         "GiB = 2^30",
     ]:
         assert phrase in text, f"assumptions should mention {phrase!r}"

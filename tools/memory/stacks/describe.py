@@ -35,9 +35,14 @@ _METHOD_ONLY = {
 def stack_sentences(inp: EstimateInput, acts: Activations) -> list[str]:
     """The stack, its mechanisms that apply to this job, and their effect in bytes."""
     mech = inp.mechanisms
-    default = " (default)" if "stack" not in inp.model_fields_set else ""
+    other = (
+        " (the default; with litgpt, torchtune, torchtitan, unsloth or Megatron-LM say so: they "
+        "allocate differently)"
+        if mech.stack == "hf"
+        else ""
+    )
     names = tuple(n for n in MECHANISMS if inp.method in _METHOD_ONLY.get(n, (inp.method,)))
-    out = [f"Training stack {mech.stack}{default}: {PROFILES[mech.stack].title}."]
+    out = [f"Training stack {mech.stack}: {PROFILES[mech.stack].title}{other}."]
     out += mech.describe(names)
     per_logit = acts.logits_peak / acts.logits if acts.logits else 0.0
     out.append(

@@ -83,7 +83,8 @@ def test_estimate_states_the_stack_and_only_the_mechanisms_that_apply() -> None:
     assert "qlora keeps input" not in text, "QLoRA-only mechanisms are not stated for full"
     qlora = estimate(bare_input(model=llama31_8b(), method="qlora", gradient_checkpointing="full"))
     text = "\n".join(qlora.assumptions)
-    assert "Training stack hf (default)" in text and "Mechanism qlora keeps input = False" in text
+    assert "Training stack hf: the Hugging Face stack" in text, "the default stack, stated"
+    assert "Mechanism qlora keeps input = False" in text, "QLoRA mechanisms for QLoRA"
 
 
 @pytest.mark.parametrize(
