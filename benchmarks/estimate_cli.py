@@ -112,9 +112,16 @@ def in_process_speed() -> dict[str, float]:
     from tools.memory import EstimateInput, estimate
 
     setups: dict[str, dict[str, Any]] = {
-        "full, Llama 3.1 8B": dict(model=lookup_model("llama 3.1 8b")),
+        "full, Llama 3.1 8B": dict(
+            model=lookup_model("llama 3.1 8b"), method="full", gradient_checkpointing="none"
+        ),
         "qlora, Mixtral 8x7B, ZeRO-3": dict(
-            model=lookup_model("mixtral 8x7b"), method="qlora", zero_stage=3, num_gpus=8
+            model=lookup_model("mixtral 8x7b"),
+            method="qlora",
+            zero_stage=3,
+            num_gpus=8,
+            optimizer="adamw",
+            gradient_checkpointing="none",
         ),
         "lora, Llama 3.1 70B, TP 8, full recompute": dict(
             model=lookup_model("llama 3.1 70b"),
@@ -160,8 +167,10 @@ def published_figures() -> list[tuple[str, str, str]]:
         return estimate(EstimateInput(model=model, **settings)).per_gpu.total
 
     m65 = lookup_model("llama 2 70b").model_copy(update=LLAMA_65B)
-    full = total(m65, engine="deepspeed", gradient_checkpointing="full", seq_len=512)
-    autocast = total(m65, engine="pytorch", gradient_checkpointing="full", seq_len=512)
+    full = total(m65, method="full", engine="deepspeed", gradient_checkpointing="full", seq_len=512)
+    autocast = total(
+        m65, method="full", engine="pytorch", gradient_checkpointing="full", seq_len=512
+    )
     qlora_args = dict(
         method="qlora",
         lora_rank=64,
@@ -224,6 +233,8 @@ def deepspeed_rows(model: Any) -> list[tuple[str, str, str]]:
         r = estimate(
             EstimateInput(
                 model=model,
+                method="full",
+                gradient_checkpointing="none",
                 engine="deepspeed",
                 zero_stage=stage,
                 num_gpus=gpus,
