@@ -45,7 +45,7 @@ _ESTIMATOR_FIELDS: tuple[str, ...] = tuple(
     name for name in FIELD_GROUPS["training"] + FIELD_GROUPS["plan"] if name != "cuda_context_gib"
 )
 _LORA_ONLY = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "frozen_base_dtype")
-_QLORA_ONLY = ("qlora_double_quant", "qlora_keeps_input")
+_QLORA_ONLY = ("qlora_double_quant", "qlora_keeps_input", "qlora_lm_head")
 # Defaults that are not shown as assumptions: implementation details a user rarely sets (they
 # are in the estimate's own assumptions when they matter). The stack and its mechanisms are
 # stated there too, with the profile each value comes from.

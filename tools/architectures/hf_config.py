@@ -111,8 +111,8 @@ def _moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
     Mixtral: `num_local_experts` of `intermediate_size`.
     """
     if model_type == "mixtral":
-        experts = int(cfg.get("num_local_experts", 8))
-        return {"num_experts": experts, "experts_per_token": int(cfg.get("num_experts_per_tok", 2))}
+        local = int(cfg.get("num_local_experts", 8))
+        return {"num_experts": local, "experts_per_token": int(cfg.get("num_experts_per_tok", 2))}
     if model_type not in ("qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"):
         return {}
     deepseek = model_type.startswith("deepseek")

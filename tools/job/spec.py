@@ -215,6 +215,11 @@ class JobSpec(BaseModel):
     qlora_keeps_input: bool | None = Field(
         None, description="each 4-bit layer keeps its input for backward (bitsandbytes < 0.43.2)"
     )
+    qlora_lm_head: bool | None = Field(
+        None,
+        description="qlora: the lm_head is quantized to 4-bit too (litgpt: Lightning's"
+        " bitsandbytes plugin replaces every nn.Linear)",
+    )
     repeat_kv: bool | None = Field(
         None, description="K and V are repeated to every query head before attention (litgpt)"
     )
@@ -352,7 +357,8 @@ JOB_FIELDS: Final[tuple[str, ...]] = tuple(JobSpec.model_fields)
 # (tools/memory/stacks/profiles.py).
 MECHANISM_FIELDS: Final = (
     "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
-    "frozen_base_dtype", "qlora_keeps_input", "repeat_kv", "fused_rmsnorm", "compile",
+    "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm",
+    "compile",
 )  # fmt: skip
 FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
     "model": ("model",),
@@ -376,9 +382,9 @@ FieldName = Literal[
     "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
     "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
     "stack", "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
-    "frozen_base_dtype", "qlora_keeps_input", "repeat_kv", "fused_rmsnorm", "compile",
-    "num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params", "tokens",
-    "samples", "epochs",
+    "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm",
+    "compile", "num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params",
+    "tokens", "samples", "epochs",
     "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
     "max_vram_gib", "min_gpus", "max_gpus", "interconnect", "max_nodes", "objective",
 ]  # fmt: skip

@@ -12,6 +12,7 @@ what PyTorch and the Hugging Face implementations actually save (checked against
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from math import ceil
 
@@ -24,7 +25,7 @@ from tools.memory.layers import (
     Tally,
     add_norm,
     backward_buffers,
-    layer_tensors,
+    layer_tally,
 )
 from tools.memory.stacks.checkpointing import offload_residue, op_level_kept
 from tools.memory.stacks.loss import loss_bytes
@@ -46,6 +47,7 @@ class LayerGroup:
     count: int
     tensors: dict[str, int]
     stored_each: int  # bytes one layer keeps under the chosen recomputation
+    held_each: int = 0  # of `tensors`, the bytes a 4-bit layer keeps on its graph node
 
     @property
     def full_each(self) -> int:
@@ -66,6 +68,8 @@ class Activations:
     logit_bytes: int = c.FP32  # bytes per logit as the lm_head returns it
     logits_head: int = 0  # the logits' gradient while lm_head's backward runs
     logits_held: int = 0  # logits the training loop keeps through the rest of the step
+    logits_at_head: int = 0  # logits alive while the lm_head writes the last of them (forward)
+    graph_held: int = 0  # 4-bit layers' inputs that live as long as the autograd graph
     layers_on_gpu: int = 0  # layer activations on the GPU at the loss (offload moves the rest)
     layers_at_recompute: int = 0  # layer activations on the GPU while the top layer is rebuilt
     offloaded: int = 0  # layer activations in CPU RAM (activation offload)
@@ -117,7 +121,29 @@ def head_tensors(cfg: ActivationConfig) -> dict[str, int]:
         add_norm(t, "mlm_norm", n)
     if cfg.full:
         t.add("lm_head_input", e * n * m.hidden_size, True)
+    elif _four_bit_head(cfg):  # a frozen 4-bit lm_head that keeps its input (MatMul4Bit)
+        t.add("lm_head_input.4bit_input", e * n * m.hidden_size, True)
     return t.items
+
+
+def _four_bit_head(cfg: ActivationConfig) -> bool:
+    quantized = cfg.qlora and cfg.qlora_lm_head and not cfg.model.tied_embeddings
+    return quantized and cfg.qlora_keeps_input
+
+
+def graph_held_bytes(
+    cfg: ActivationConfig, groups: Sequence[LayerGroup], head: dict[str, int]
+) -> int:
+    """Bytes the 4-bit layers keep on their autograd nodes: bitsandbytes' MatMul4Bit before
+    0.43.2 stores its input as `ctx.tensors = (A, B)` (autograd/_functions.py), an attribute
+    rather than a saved tensor, so it is not released when the backward pass reaches the node
+    but only when the graph itself is freed (layers.py marks the tensors). Under full
+    recomputation each layer's graph is rebuilt and dropped inside its own backward, so none
+    outlives it."""
+    if not (cfg.qlora and cfg.qlora_keeps_input) or cfg.recompute == "full":
+        return 0
+    layers = sum(g.count * g.held_each for g in groups)
+    return layers + head.get("lm_head_input.4bit_input", 0)
 
 
 def weight_copies(cfg: ActivationConfig) -> tuple[int, int]:
@@ -178,10 +204,14 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
         total = on_gpu + sum(head.values()) + lb.backward
     copies, head_copies = weight_copies(cfg)
     kept_copies = head_copies if cfg.recompute == "full" else copies
+    # While the lm_head writes its output: the logits (the fused-linear kernel: its own chunks)
+    # and whatever the loop still holds from the step before.
+    at_head = lb.forward if cfg.loss == "fused-linear" else cfg.dtypes.logits * logit_count(cfg)
     return Activations(
         tuple(groups), head, lb.backward, working, total + kept_copies, lb.forward,
-        logit_count(cfg), copies, head_copies, cfg.dtypes.logits, lb.head, lb.held, on_gpu,
-        at_recompute, offloaded, max(backward_buffers(cfg, g.tensors) for g in groups),
+        logit_count(cfg), copies, head_copies, cfg.dtypes.logits, lb.head, lb.held,
+        at_head + lb.held, graph_held_bytes(cfg, groups, head), on_gpu, at_recompute, offloaded,
+        max(backward_buffers(cfg, g.tensors) for g in groups),
     )  # fmt: skip
 
 
@@ -189,21 +219,26 @@ def _layer_groups(cfg: ActivationConfig) -> list[LayerGroup]:
     """The model's layers as groups of identical layers (T5: encoder and decoder)."""
     m = cfg.model
     if m.num_decoder_layers:
-        enc = layer_tensors(cfg)
-        dec = layer_tensors(cfg, cross_attention=True)
         return [
-            LayerGroup("encoder layer", m.num_layers, enc, _stored(cfg, enc)),
-            LayerGroup("decoder layer", m.num_decoder_layers, dec, _stored(cfg, dec)),
+            _group("encoder layer", m.num_layers, cfg),
+            _group("decoder layer", m.num_decoder_layers, cfg, cross_attention=True),
         ]
-    one = layer_tensors(cfg)
     if not (m.is_moe and m.dense_layers):
-        return [LayerGroup(f"{m.arch} layer", m.num_layers, one, _stored(cfg, one))]
+        return [_group(f"{m.arch} layer", m.num_layers, cfg)]
     dense = replace(cfg, model=dense_view(m), mlp_prefix="dense_")
-    first = layer_tensors(dense)
     return [
-        LayerGroup("dense-MLP layer", m.dense_layers, first, _stored(dense, first)),
-        LayerGroup("MoE layer", m.num_layers - m.dense_layers, one, _stored(cfg, one)),
+        _group("dense-MLP layer", m.dense_layers, dense),
+        _group("MoE layer", m.num_layers - m.dense_layers, cfg),
     ]
+
+
+def _group(
+    name: str, count: int, cfg: ActivationConfig, cross_attention: bool = False
+) -> LayerGroup:
+    """`count` identical layers: their tensors, what each keeps, what a 4-bit layer holds."""
+    t = layer_tally(cfg, cross_attention)
+    held = sum(t.items[k] for k in t.held if k in t.items)
+    return LayerGroup(name, count, t.items, _stored(cfg, t.items), held)
 
 
 def dense_view(m: ModelArch) -> ModelArch:

@@ -32,6 +32,7 @@ def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> St
         frozen_fp32=inp.method in LORA_METHODS and inp.mechanisms.frozen_base_dtype == "fp32",
         offload_params=inp.offload_params,
         stack=inp.stack,
+        qlora_lm_head=inp.method == "qlora" and inp.mechanisms.qlora_lm_head,
     )
 
 
@@ -58,6 +59,7 @@ def activation_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -
         selective=mech.selective_checkpointing,
         activation_offload=mech.activation_offload,
         qlora_keeps_input=mech.qlora_keeps_input,
+        qlora_lm_head=mech.qlora_lm_head,
         repeat_kv=mech.repeat_kv,
         fused_rmsnorm=mech.fused_rmsnorm,
         qlora=inp.method == "qlora",
@@ -86,6 +88,7 @@ def step_inputs(inp: EstimateInput, states: ModelStates, acts: Activations) -> S
         tied=m.tied_embeddings,
         grad_copy_bytes=c.BF16 if acts.weight_copies else 0,
         dequant_buffer=states.dequant_buffer,
+        lm_head_dequant=states.lm_head_dequant,
         down_grad=_down_grad(inp, states.grad_element_bytes) if full else 0,
     )
 
@@ -128,6 +131,7 @@ def activations_detail(acts: Activations) -> ActivationsDetail:
         autocast_weight_copies=acts.weight_copies,
         logits_head=acts.logits_head,
         logits_held=acts.logits_held,
+        graph_held=acts.graph_held,
         offloaded=acts.offloaded,
         total=acts.total,
     )

@@ -12,6 +12,7 @@ from tools.memory.model_states import ModelStates, adapter_bytes
 from tools.memory.published_band import BandGroup
 from tools.memory.results import ReportedFigures
 from tools.memory.stacks.describe import stack_sentences
+from tools.memory.stacks.quantized import qlora_sentences
 from tools.units import GB, format_gib
 
 
@@ -33,7 +34,7 @@ def describe(
     return [
         *_model(inp),
         *stack_sentences(inp, acts),
-        *_method(inp, states, targets),
+        *_method(inp, states, targets, acts),
         _precision(inp),
         *_optimizer(inp, states),
         *_sharding(inp, states),
@@ -59,7 +60,10 @@ def _model(inp: EstimateInput) -> list[str]:
 
 
 def _method(
-    inp: EstimateInput, states: ModelStates, targets: tuple[PhysicalLinear, ...]
+    inp: EstimateInput,
+    states: ModelStates,
+    targets: tuple[PhysicalLinear, ...],
+    acts: Activations,
 ) -> list[str]:
     if inp.method in ("pretrain", "full"):
         return [f"Method {inp.method}: all {states.total_params:,} parameters are trainable."]
@@ -82,22 +86,7 @@ def _method(
     if inp.method == "lora":
         out[-1] += f" Frozen weights are stored in {base}."
         return out
-    bits = (
-        "8-bit absmax plus one fp32 constant per 256 blocks (0.127 bits per parameter)"
-        if inp.mechanisms.qlora_double_quant
-        else "an fp32 absmax (0.5 bits per parameter)"
-    )
-    out.append(
-        "QLoRA: every linear layer of the transformer blocks is stored as 4-bit NF4 with one "
-        f"absmax per 64 weights, {bits} (Dettmers et al. 2023, §3); embeddings, lm_head and "
-        "norms stay 16-bit (PEFT's prepare_model_for_kbit_training would upcast them to fp32)."
-    )
-    out.append(
-        "The bitsandbytes 4-bit matmul dequantizes one weight at a time to 16-bit: "
-        f"{_size(states.dequant_buffer)} for the largest, live only while a layer computes "
-        "(counted at the recompute moment; the loss moments have none)."
-    )
-    return out
+    return out + qlora_sentences(inp, states, acts)
 
 
 def _precision(inp: EstimateInput) -> str:

@@ -87,6 +87,7 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
             zero3_gathered_weights=states.gathered_weights,
             zero3_gathered_gradients=states.gathered_gradients,
             qlora_dequant_buffer=states.dequant_buffer,
+            qlora_lm_head_dequant=states.lm_head_dequant,
             optimizer_step_temporaries=states.step_temporaries,
         ),
         activations=activations_detail(acts),

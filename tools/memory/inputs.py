@@ -53,7 +53,7 @@ __all__ = ["LORA_METHODS", "EstimateInput"]
 
 LORA_METHODS = ("lora", "qlora")
 _LORA_FIELDS = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
-_QLORA_FIELDS = ("qlora_double_quant", "qlora_keeps_input")
+_QLORA_FIELDS = ("qlora_double_quant", "qlora_keeps_input", "qlora_lm_head")
 _METHOD_AWARE = ("optimizer",)  # fields whose default depends on the method
 MAX_CONTEXT_BYTES = 64 * GIB
 
@@ -160,6 +160,9 @@ class EstimateInput(BaseModel):
     )
     qlora_keeps_input: bool | None = Field(
         _d("qlora_keeps_input"), description="each 4-bit layer keeps its input for backward"
+    )
+    qlora_lm_head: bool | None = Field(
+        _d("qlora_lm_head"), description="the lm_head is quantized to 4-bit too"
     )
     repeat_kv: bool | None = Field(
         _d("repeat_kv"), description="K and V repeated to every query head before attention"

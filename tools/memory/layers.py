@@ -55,6 +55,7 @@ class ActivationConfig:
     selective: str = "attention"  # what recompute="selective" keeps: attention | op
     activation_offload: bool = False  # saved tensors moved to CPU RAM
     qlora_keeps_input: bool = False  # QLoRA: each 4-bit layer saves its input
+    qlora_lm_head: bool = False  # QLoRA: the lm_head is 4-bit too
     repeat_kv: bool = False  # K and V expanded to every query head before attention
     fused_rmsnorm: bool = False  # a fused RMSNorm kernel
     qlora: bool = False  # the frozen base's linear layers are 4-bit
@@ -73,6 +74,7 @@ class Tally:
     cfg: ActivationConfig
     tokens: int
     items: dict[str, int] = field(default_factory=dict)
+    held: set[str] = field(default_factory=set)  # items a 4-bit layer keeps on its graph node
 
     def add(self, name: str, nbytes: int, replicated: bool) -> None:
         """Record `nbytes`; a tensor replicated across TP ranks is split only under SP."""
@@ -122,6 +124,7 @@ def add_linear_input(
     replicated: bool,
     kept_anyway: bool = False,
     from_stream: bool = False,
+    held_as: str = "",
 ) -> None:
     """The input shared by `consumers` and what their LoRA adapters add.
 
@@ -134,16 +137,26 @@ def add_linear_input(
     own 16-bit autocast copy; otherwise it keeps the shared input. Each adapter also keeps its
     rank-r intermediate, and LoRA dropout a mask and the dropped input. Under autocast the
     16-bit casts of the fp32 adapter weights are kept for the backward pass too.
+
+    A 4-bit layer that keeps its input marks the tensor holding it in `t.held` (`held_as`: the
+    tensor another op keeps when the input is `kept_anyway`): activations.py counts how long
+    those live.
     """
     cfg, e = t.cfg, _e(t.cfg)
     adapted = [] if cfg.full else _adapted(cfg, consumers)
     mixed = cfg.precision in c.MIXED_PRECISIONS
     shared_by_adapter = bool(adapted) and not mixed and not cfg.lora_dropout
+    four_bit = cfg.qlora and cfg.qlora_keeps_input
     if not kept_anyway and (cfg.full or shared_by_adapter):
         copies = _consumer_count(cfg, consumers) if from_stream and cfg.dtypes.casts else 1
         t.add(f"{name}", copies * e * tokens * width, replicated)
-    elif not kept_anyway and cfg.qlora and cfg.qlora_keeps_input:  # one tensor for all readers
+        if four_bit:
+            t.held.add(name)
+    elif not kept_anyway and four_bit:  # one tensor for all readers
         t.add(f"{name}.4bit_input", e * tokens * width, replicated)
+        t.held.add(f"{name}.4bit_input")
+    elif four_bit and held_as:
+        t.held.add(held_as)
     for p in adapted:
         if mixed or cfg.lora_dropout:
             t.add(f"{name}.lora_input_copy", e * tokens * width, replicated)
@@ -193,7 +206,7 @@ def add_attention(t: Tally, prefix: str = "attention") -> None:
     fused = cfg.attention == "sdpa" and not math
     o_width = heads * value_width
     add_linear_input(t, f"{prefix}.o_proj_input", ("o_proj",), o_width, n, replicated=False,
-                     kept_anyway=fused)  # fmt: skip
+                     kept_anyway=fused, held_as=f"{prefix}.output")  # fmt: skip
     if cfg.dropout:
         t.add(f"{prefix}.residual_dropout_mask", d.mask_act * n * m.hidden_size, True)
 
@@ -312,11 +325,17 @@ def backward_buffers(cfg: ActivationConfig, tensors: dict[str, int]) -> int:
     return mlp - freed + sum(t.items.values())
 
 
-def layer_tensors(cfg: ActivationConfig, cross_attention: bool = False) -> dict[str, int]:
-    """Bytes each tensor of one layer keeps on one GPU, without recomputation."""
+def layer_tally(cfg: ActivationConfig, cross_attention: bool = False) -> Tally:
+    """Every tensor one layer keeps on one GPU without recomputation, and which of them a 4-bit
+    layer holds on its graph node."""
     t = Tally(cfg, cfg.seq_len * cfg.micro_batch)
     add_attention(t)
     if cross_attention:
         add_attention(t, "cross_attention")
     add_mlp(t)
-    return t.items
+    return t
+
+
+def layer_tensors(cfg: ActivationConfig, cross_attention: bool = False) -> dict[str, int]:
+    """Bytes each tensor of one layer keeps on one GPU, without recomputation."""
+    return layer_tally(cfg, cross_attention).items

@@ -54,6 +54,7 @@ class StatesConfig:
     frozen_fp32: bool = False  # the frozen base's non-quantized weights are stored in fp32
     offload_params: bool = False  # ZeRO-3: the weight partition in CPU RAM
     stack: str = "hf"  # hf: DeepSpeed's bucket sizes as the Hugging Face integration sets them
+    qlora_lm_head: bool = False  # QLoRA: an untied lm_head is NF4 too (litgpt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,7 @@ class ModelStates:
     largest_gradient: int = 0  # bytes of the largest trainable tensor's gradient on this GPU
     deepspeed_buffers: int = 0  # of comm_buffers: DeepSpeed's reduce bucket and ZeRO-3 prefetch
     grad_element_bytes: int = c.BF16  # bytes per trainable parameter's gradient element
+    lm_head_dequant: int = 0  # QLoRA, 4-bit lm_head: its dequantized copies while it computes
 
 
 def shard_model_states(
@@ -160,7 +162,8 @@ def _frozen_weight_bytes(frozen: Iterable[ParamTensor], cfg: StatesConfig) -> in
     stored = c.FP32 if cfg.frozen_fp32 else c.weight_bytes(cfg.precision)
     total = 0
     for tensor, elements in _per_gpu(frozen, cfg.tensor_parallel):
-        if cfg.method == "qlora" and tensor.kind == "linear":
+        head = cfg.qlora_lm_head and tensor.name == "lm_head"  # an untied lm_head only
+        if cfg.method == "qlora" and (tensor.kind == "linear" or head):
             total += nf4_bytes(elements, cfg.qlora_double_quant) * tensor.count
         else:
             total += stored * elements * tensor.count
@@ -224,6 +227,7 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         paged_optimizer=0 if cfg.offload_optimizer else paged,
         largest_gradient=param_bytes * largest[1] if largest else 0,
         deepspeed_buffers=extras.reduce_bucket + extras.prefetch,
+        lm_head_dequant=_lm_head_dequant(model, cfg),
     )
 
 
@@ -289,3 +293,15 @@ def _dequant_buffer(model: ModelArch, cfg: StatesConfig) -> int:
         return 0
     largest = max(m.d_in * m.d_out for m in linear_modules(model))
     return c.BF16 * ceil(largest / cfg.tensor_parallel)
+
+
+def _lm_head_dequant(model: ModelArch, cfg: StatesConfig) -> int:
+    """QLoRA with a 4-bit lm_head: bitsandbytes dequantizes the whole vocabulary matrix for each
+    of its matmuls (every forward chunk and its backward). Lightning quantizes from an fp16 copy
+    (plugins/precision/bitsandbytes.py `quantize`), so the dequantized weight is fp16 and
+    MatMul4Bit casts it to the compute dtype (`.to(A.dtype)`, autograd/_functions.py): under bf16
+    both copies exist for a moment, under fp16 one."""
+    if cfg.method != "qlora" or not cfg.qlora_lm_head or model.tied_embeddings:
+        return 0
+    copies = 1 if cfg.precision.startswith("fp16") else 2
+    return copies * c.BF16 * ceil(model.vocab_size / cfg.tensor_parallel) * model.hidden_size

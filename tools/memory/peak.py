@@ -6,7 +6,8 @@ peak is the largest of a few moments, each with its own composition (checked aga
 MemTracker in benchmarks/memory_calibration):
 
 - `forward`: at the loss, inside the forward pass: saved activations, autocast's weight copies,
-  the logits, their fp32 copy and the fp32 log-softmax output.
+  the logits, their fp32 copy and the fp32 log-softmax output (a 4-bit lm_head: or, if larger,
+  the moment it writes the last logits with its weight dequantized).
 - `loss backward`: the cross-entropy backward: the saved fp32 log-softmax with its gradient in
   and out (12 bytes per logit) on top of every saved activation.
 - `lm_head backward`: the logits' gradient and the lm_head weight's fresh gradient (under
@@ -20,6 +21,11 @@ MemTracker in benchmarks/memory_calibration):
   lm_head's gradient contribution, the embedding's and their sum (three vocabulary-sized
   buffers; autograd sums the two contributions out of place).
 - `optimizer step`: weights, gradients, state and the step's temporaries; activations are gone.
+
+The 4-bit layers of bitsandbytes before 0.43.2 keep their inputs on their autograd nodes, which
+live as long as the graph (activations.py `graph_held_bytes`): through the whole backward pass,
+and where the training loop still holds the logits (litgpt keeps them until the next forward has
+returned), through the optimizer step and the next step's forward as well.
 
 Gradients are freed after each step (`zero_grad(set_to_none=True)`, the default); with gradient
 accumulation over several micro-batches they stay resident through forward and backward.
@@ -74,6 +80,7 @@ class StepInputs:
     tied: bool  # lm_head shares the input embedding
     grad_copy_bytes: int  # autocast: bytes per element of the 16-bit weight gradient (else 0)
     dequant_buffer: int = 0  # QLoRA: one 4-bit weight dequantized while its layer computes
+    lm_head_dequant: int = 0  # QLoRA, 4-bit lm_head: its dequantized copies while it computes
     down_grad: int = 0  # the gradient of one layer's down projection (full fine-tuning)
 
 
@@ -85,21 +92,28 @@ def step_moments(acts: Activations, s: StepInputs) -> tuple[Moment, ...]:
     # saved graph holds (with full recomputation just the lm_head's, outside the checkpoints).
     kept_copies = acts.head_weight_copies if s.recompute == "full" else acts.weight_copies
     saved = acts.stored + kept_copies
-    held = acts.logits_held
+    # Logits the loop holds keep this step's graph, and the 4-bit inputs on it, alive.
+    graph = acts.graph_held if acts.logits_held else 0
+    held = acts.logits_held + graph
+    head_out = acts.logits_at_head + s.lm_head_dequant if s.lm_head_dequant else 0
+    forward = acts.stored + acts.weight_copies + max(acts.logits_forward, head_out) + graph
     moments = [
-        Moment("forward", w, resident, o, acts.stored + acts.weight_copies + acts.logits_forward),
+        Moment("forward", w, resident, o, forward),
         Moment("loss backward", w, resident, o, saved + acts.logits_peak),
     ]
     if s.full:
         fresh = s.lm_head_grad + s.lm_head_grad // c.FP32 * s.grad_copy_bytes
         at_head = saved + acts.logits_head + fresh
         moments.append(Moment("lm_head backward", w, resident, o, at_head))
+    elif s.lm_head_dequant:  # the 4-bit lm_head dequantized again for its input's gradient
+        at_head = saved + acts.logits_head + s.lm_head_dequant
+        moments.append(Moment("lm_head backward", w, resident, o, at_head))
     if s.recompute != "none" and (acts.recompute_working_set or s.recompute == "full"):
         top = _recompute(acts, s, resident)
         moments.append(top)
         if s.full and not s.accumulating and s.recompute == "full":
             moments.append(_first_layer(acts, s, top))
-    moments.append(_embedding_backward(s, held))
+    moments.append(_embedding_backward(s, acts.logits_held + acts.graph_held))
     step = Moment("optimizer step", w, s.gradients, o + s.optimizer_temporaries, held)
     moments.append(step)
     return tuple(moments)

@@ -33,6 +33,9 @@ class ModelStatesDetail(BaseModel):
     zero3_gathered_weights: int = Field(description="unsharded module(s) held while computing")
     zero3_gathered_gradients: int
     qlora_dequant_buffer: int = Field(description="one 4-bit weight dequantized to 16-bit")
+    qlora_lm_head_dequant: int = Field(
+        0, description="a 4-bit lm_head dequantized for its matmuls (its fp16 and 16-bit copies)"
+    )
     optimizer_step_temporaries: int = Field(
         0, description="allocated inside optimizer.step() beyond the state"
     )
@@ -63,6 +66,12 @@ class ActivationsDetail(BaseModel):
     logits_held: int = Field(
         0, description="logits the training loop keeps through the step (litgpt's loop)"
     )
+    graph_held: int = Field(
+        0,
+        description="4-bit layers' inputs kept on their autograd nodes (bitsandbytes < 0.43.2):"
+        " alive until the graph is freed, the whole backward pass and, when the loop holds the"
+        " logits, into the next forward",
+    )
     offloaded: int = Field(0, description="layer activations in CPU RAM (activation offload)")
     total: int = Field(
         0,
@@ -75,8 +84,8 @@ class MomentBytes(BaseModel):
     """Bytes live at one moment of a training step (before overhead)."""
 
     name: str = Field(
-        description="forward, loss backward, lm_head backward, recompute, embedding backward "
-        "or optimizer step"
+        description="forward, loss backward, lm_head backward, recompute, first layer backward, "
+        "embedding backward or optimizer step"
     )
     weights: int = Field(ge=0)
     gradients: int = Field(ge=0)

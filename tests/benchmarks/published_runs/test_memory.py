@@ -64,3 +64,12 @@ def test_stored_band_is_this_run(published: tuple[CaseResult, ...]) -> None:
         "re-run python -m benchmarks.published_runs.memory --write-band"
     )
     assert json.dumps(fresh), "JSON-safe"
+
+
+def test_litgpt_qlora_runs(published: tuple[CaseResult, ...]) -> None:
+    """litgpt's QLoRA runs (bitsandbytes 0.42 under Lightning's plugin: 4-bit inputs kept on the
+    graph the loop holds, a 4-bit lm_head): each within -15 % / +10 % of its measured peak."""
+    ratios = {r.id: r.ratio for r in published if r.stack == "litgpt" and r.method == "qlora"}
+    assert len(ratios) >= 6, "the set has litgpt QLoRA runs"
+    off = {k: round(v, 2) for k, v in ratios.items() if v is None or not 0.85 <= v <= 1.10}
+    assert not off, f"litgpt QLoRA off: {off}"

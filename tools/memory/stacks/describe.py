@@ -28,6 +28,7 @@ _LOSS_WORDS = {
 _METHOD_ONLY = {
     "frozen_base_dtype": ("lora", "qlora"),
     "qlora_keeps_input": ("qlora",),
+    "qlora_lm_head": ("qlora",),
     "qlora_double_quant": ("qlora",),
 }
 

@@ -13,7 +13,11 @@ stacks/loss.py, stacks/checkpointing.py and peak.py):
 - `activation_offload`: saved activations and checkpoints moved to CPU RAM during the step;
 - `optimizer_in_backward`: each parameter stepped, and its gradient freed, inside backward;
 - `frozen_base_dtype`: storage of a frozen base's non-quantized weights (16-bit or fp32);
-- `qlora_keeps_input`: each 4-bit layer saves its 16-bit input for backward;
+- `qlora_keeps_input`: each 4-bit layer saves its 16-bit input for backward, as an attribute of
+  its autograd node: it lives as long as the graph, which the training loop may hold past the
+  backward pass (peak.py);
+- `qlora_lm_head`: the lm_head is 4-bit too, dequantized (via fp16, as Lightning quantizes)
+  for each of its matmuls;
 - `qlora_double_quant`: NF4 block constants quantized again (0.127 instead of 0.5 bits);
 - `repeat_kv`: K and V copied to every query head before attention (saved at that width);
 - `fused_rmsnorm`: a fused RMSNorm kernel (16-bit input and fp32 rstd kept, no fp32 copy);
@@ -34,8 +38,8 @@ __all__ = ["MECHANISMS", "PROFILES", "Mechanisms", "StackProfile", "resolve_mech
 
 MECHANISMS: Final = (
     "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
-    "frozen_base_dtype", "qlora_keeps_input", "qlora_double_quant", "repeat_kv", "fused_rmsnorm",
-    "compile",
+    "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "qlora_double_quant", "repeat_kv",
+    "fused_rmsnorm", "compile",
 )  # fmt: skip
 
 
@@ -66,6 +70,11 @@ _STEP_AFTER = (False, "the optimizer steps after the backward pass")
 _GROUPED_KV = (False, "attention reads the grouped K/V heads")
 _PLAIN_NORM = (False, "RMSNorm in plain PyTorch: an fp32 copy of its input and the rsqrt kept")
 _NO_QLORA = (False, "no 4-bit path of its own")
+_HEAD_16BIT = (
+    False,
+    "transformers keeps the output layer out of the 4-bit conversion "
+    "(integrations/bitsandbytes.py get_keys_to_not_convert)",
+)
 _NF4_DQ = (True, "no 4-bit path of its own; NF4 with double quantization if asked")
 
 PROFILES: Final[dict[Stack, StackProfile]] = {
@@ -85,6 +94,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
                            "bfloat16 (TRL's sft scripts); PEFT's fp32 k-bit preparation is off"),
         qlora_keeps_input=(False, "bitsandbytes >= 0.43.2 MatMul4Bit saves only the 4-bit "
                            "weight for backward (bitsandbytes/autograd/_functions.py)"),
+        qlora_lm_head=_HEAD_16BIT,
         qlora_double_quant=(True, "the QLoRA recipe, bnb_4bit_use_double_quant=True "
                             "(artidoro/qlora qlora.py)"),
         repeat_kv=(False, "SDPA gets grouped K/V when no padding mask is needed and "
@@ -106,6 +116,9 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
                            "0.3-0.4 pins bitsandbytes==0.42.0 (its pyproject.toml), whose "
                            "autograd/_functions.py MatMul4Bit saves the layer's input for "
                            "backward (until 0.43.2)"),
+        qlora_lm_head=(True, "Fabric's BitsandbytesPrecision swaps torch.nn.Linear for its NF4 "
+                       "class while the model is built, lm_head included, and quantizes from "
+                       "an fp16 copy (lightning/fabric/plugins/precision/bitsandbytes.py)"),
         qlora_double_quant=(False, "the config hub's quantize: bnb.nf4 (bnb.nf4-dq is the "
                             "double-quantized one; litgpt/utils.py)"),
         repeat_kv=(True, "litgpt/model.py CausalSelfAttention expands K and V to every query "
@@ -129,6 +142,8 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
         frozen_base_dtype=("16-bit", "dtype: bf16, the whole model in bf16"),
         qlora_keeps_input=(False, "torchao's linear_nf4 keeps only the NF4 weight "
                            "(torchao/dtypes/nf4tensor.py)"),
+        qlora_lm_head=(False, "the QLoRA builders keep the output projection a 16-bit nn.Linear "
+                       "(models/llama3/_component_builders.py; torchtune issue #1000)"),
         qlora_double_quant=(True, "torchao NF4 quantizes its block scalers to int8 in groups "
                             "of 256, the bits of double quantization"),
         repeat_kv=(True, "modules/attention.py MultiHeadAttention expands K and V to the query "
@@ -147,6 +162,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
         optimizer_in_backward=_STEP_AFTER,
         frozen_base_dtype=("16-bit", "pretraining: no frozen base"),
         qlora_keeps_input=_NO_QLORA,
+        qlora_lm_head=_NO_QLORA,
         qlora_double_quant=_NF4_DQ,
         repeat_kv=(True, "models/llama/model.py Attention repeats K and V (repeat_kv) before "
                    "SDPA"),
@@ -165,6 +181,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
         frozen_base_dtype=("16-bit", "FastLanguageModel keeps embeddings and lm_head 16-bit"),
         qlora_keeps_input=(False, "current bitsandbytes, dequantized inside unsloth's own "
                            "LoRA kernels (kernels/fast_lora.py)"),
+        qlora_lm_head=_HEAD_16BIT,
         qlora_double_quant=(True, "its -bnb-4bit checkpoints set bnb_4bit_use_double_quant"),
         repeat_kv=(False, "FlashAttention reads the KV heads (models/llama.py)"),
         fused_rmsnorm=(True, "kernels/rms_layernorm.py: a Triton kernel keeping its input and "
@@ -181,6 +198,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
         optimizer_in_backward=_STEP_AFTER,
         frozen_base_dtype=("16-bit", "--bf16 keeps the weights in bf16 (megatron/training)"),
         qlora_keeps_input=_NO_QLORA,
+        qlora_lm_head=_NO_QLORA,
         qlora_double_quant=_NF4_DQ,
         repeat_kv=_GROUPED_KV,
         fused_rmsnorm=(True, "Transformer Engine's fused RMSNorm"),
@@ -199,6 +217,7 @@ class Mechanisms:
     optimizer_in_backward: bool
     frozen_base_dtype: BaseDtype
     qlora_keeps_input: bool
+    qlora_lm_head: bool
     qlora_double_quant: bool
     repeat_kv: bool
     fused_rmsnorm: bool
