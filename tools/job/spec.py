@@ -9,7 +9,9 @@ web form and the conversation's state (a conversation amends it turn by turn wit
 Units: memory in GiB (2^30 bytes), time in hours, money as `Money` (amount and currency; catalog
 prices are USD), data in tokens or samples. The fields fall in five groups (`FIELD_GROUPS`):
 the model, how it trains, the parallel plan of one estimate (the ranking chooses its own per
-instance), the data, and the limits and objective of a ranking.
+instance), the data, and the limits and objective of a ranking. How it trains includes the
+training `stack` and its memory mechanisms (`MECHANISM_FIELDS`): each one left open takes the
+stack's profile value (tools/memory/stacks/profiles.py).
 """
 
 from __future__ import annotations
