@@ -342,10 +342,11 @@ def _band(
     if published is not None and inp.device == "cuda":
         group = "all stacks and methods" if published.label == "all" else published.label
         out.append(
-            f"Uncertainty ±{published.band:.0%}: {published.cases} published GPU runs "
-            f"({group}) were compared like for like (allocated, reserved or whole-device "
-            f"figures); 80% of their estimates fell within this band, the median at "
-            f"{published.median_ratio:.2f} x the measured peak (benchmarks/published_runs)."
+            f"Uncertainty ±{published.band:.0%}: the published GPU runs of {group} were "
+            "compared like for like (allocated, reserved or whole-device figures); four in "
+            f"five of their estimates fell within this band, the median at "
+            f"{published.median_ratio:.2f} x the measured peak (benchmarks/published_runs; "
+            "the runs are counted in tools/data/memory_published_band.json)."
         )
     if band is not None:
         scope = "Uncertainty" if inp.device == "cpu" else "The tensor count itself, on the CPU"

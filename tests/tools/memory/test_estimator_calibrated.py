@@ -183,7 +183,8 @@ def test_gpu_band_comes_from_published_runs_and_cpu_band_from_the_cpu_calibratio
     assert published is not None, "tools/data/memory_published_band.json ships with the package"
     result = run(llama31_8b(), method="lora")
     assert result.uncertainty == published.band, "the published runs' band"
-    assert result.uncertainty_basis.startswith("80th percentile of"), "and says so"
+    assert result.uncertainty_basis.startswith("published GPU runs (hf lora)"), "and says so"
+    assert "four in five" in result.uncertainty_basis, "the 80th percentile, in words"
     gib = result.per_gpu.total / 2**30
     assert result.total_with_band() == f"{gib:.1f} GiB (±{published.band:.0%})", "displayed"
     text = "\n".join(result.assumptions)
