@@ -8,7 +8,6 @@ it is marked slow.
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,48 +21,21 @@ from gradio_client.exceptions import AuthenticationError
 
 import app
 from assistant.agent.conversation import Assistant
+from assistant.agent.tool_args import RANK_FIELDS
 from assistant.settings import Settings
 from assistant.web.feedback import read_feedback
 from assistant.web.form import FORM_FIELDS
 from assistant.web.public_api import PublicApi
 from assistant.web.session import WebSession
-from knowledge.retrieval import Passage
+from tests.fakes.app import TinyKnowledge, free_port, make_settings, running_app
+from tools.architectures.architecture import ModelArch
 from tools.catalog.store import load_catalog
-
-PASSAGES = {
-    "en": ("Spot instances can be reclaimed", "Save a checkpoint often when you run on spot."),
-    "tr": ("Spot örnekler geri alınabilir", "Spot üzerinde sık sık checkpoint kaydedin."),
-}
-
-
-class TinyKnowledge:
-    """A knowledge base of one topic in two languages (what the tools need: `search`)."""
-
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
-        code = lang if lang in PASSAGES else "en"
-        title, text = PASSAGES[code]
-        passage = Passage(
-            topic="provider/spot", lang=code, title=title, text=text,
-            source=f"knowledge/docs/{code}/spot.md", score=1.0, chunk_id=f"provider/spot#{code}#0",
-            query_lang=lang or "en", lang_fallback=False,
-        )  # fmt: skip
-        return [passage][:k]
 
 
 @pytest.fixture(autouse=True)
 def _gradio_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Files the app hands to Gradio (launch-spec downloads) land in the test's folder."""
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def make_settings(data_dir: Path, **over: Any) -> Settings:
-    return Settings(data_dir=data_dir, port=free_port(), **over)
 
 
 @pytest.fixture(scope="module")
@@ -73,15 +45,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Sett
         env.setenv("GRADIO_ANALYTICS_ENABLED", "False")
         env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
         settings = make_settings(tmp_path_factory.mktemp("data"))
-        assistant = Assistant(settings, knowledge=TinyKnowledge())
-        demo = app.build_demo(settings, assistant=assistant)
-        demo.queue(default_concurrency_limit=app.CONCURRENCY, max_size=app.QUEUE_SIZE)
-        options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
-        _, url, _ = demo.launch(**options)
-        try:
+        with running_app(settings) as url:
             yield url, settings
-        finally:
-            demo.close()
 
 
 def _texts(message: dict[str, Any]) -> str:
@@ -110,7 +75,7 @@ def test_documented_api_lists_the_three_tools(served: tuple[str, Settings]) -> N
         "/estimate_memory", "/rank_instances", "/search_knowledge",
     ], "internal events stay private; /chat is callable but not an MCP tool"  # fmt: skip
     params = [p["parameter_name"] for p in api["named_endpoints"]["/rank_instances"]["parameters"]]
-    assert params[:3] == ["model", "method", "tokens"], "typed parameters from the signature"
+    assert params == ["model", "top", *RANK_FIELDS], "the job's fields, from the signature"
 
 
 @pytest.mark.slow
@@ -244,10 +209,12 @@ def test_editing_the_form_reruns_the_tools_and_the_chat_continues_from_it(tmp_pa
     for _ in ui.respond("LoRA on Llama 3.1 8B, 100M tokens", "en", web):
         pass
     assert web.panel.ranking is not None and web.panel.ranking.job.method == "lora"
-    values = dict(zip(FORM_FIELDS, ui.form_outputs(web), strict=True))
+    *shown, currency = ui.form_outputs(web)
+    values = dict(zip(FORM_FIELDS, shown, strict=True))
     assert values["model"] == "meta-llama/Llama-3.1-8B" and values["method"] == "lora"
+    assert currency == "USD"
     values["method"] = "full"
-    outputs = ui.apply_form(web, *values.values())
+    outputs = ui.apply_form(web, *values.values(), currency)
     assert outputs[0] is web and web.session.state.method == "full", "the chat's job changed"
     assert web.panel.ranking is not None and web.panel.ranking.job.method == "full"
     assert web.session.state.precision is None, "untouched defaults stay assumed"
@@ -269,8 +236,9 @@ def test_an_uploaded_config_becomes_the_job_model(tmp_path: Path) -> None:
     }), encoding="utf-8")  # fmt: skip
     web = WebSession()
     outputs = ui.upload(web, str(config))
-    assert outputs[0] is web and web.session.state.model == "8030261248", "its exact size"
-    assert web.uploaded_model() is not None and web.panel.estimate is not None
+    model = web.session.state.model
+    assert outputs[0] is web and isinstance(model, ModelArch), "the architecture is the model"
+    assert model.total_params() == 8_030_261_248 and web.panel.estimate is not None
     assert web.panel.estimate.model_name == "my-llama", "estimated with the uploaded dimensions"
     assert web.panel.notes == [
         "Model from the uploaded config.json (parameters): my-llama (8,030,261,248)"

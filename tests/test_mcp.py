@@ -11,9 +11,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-import app
-from assistant.agent.conversation import Assistant
-from tests.test_app import TinyKnowledge, make_settings
+from assistant.cli import main as cli_main
+from tests.fakes.app import make_settings, running_app
 
 TOOLS = ["estimate_memory", "rank_instances", "search_knowledge"]
 
@@ -25,14 +24,8 @@ def mcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         env.setenv("GRADIO_ANALYTICS_ENABLED", "False")
         env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
         settings = make_settings(tmp_path_factory.mktemp("data"), mcp=True)
-        demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
-        demo.queue()
-        options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
-        _, url, _ = demo.launch(**options)
-        try:
+        with running_app(settings) as url:
             yield f"{url}gradio_api/mcp/"
-        finally:
-            demo.close()
 
 
 async def _session_calls(
@@ -72,9 +65,19 @@ def test_lists_and_calls_the_three_tools(mcp_url: str) -> None:
 
 
 @pytest.mark.slow
-def test_a_bad_argument_comes_back_as_an_error_naming_what_is_valid(mcp_url: str) -> None:
-    _, (result,) = asyncio.run(
-        _session_calls(mcp_url, [("estimate_memory", {"model": "no-such-model-xyz"})])
-    )
-    error = _json(result)["error"]
-    assert error["type"] == "UnknownNameError" and error["name"] == "no-such-model-xyz"
+def test_a_bad_argument_is_an_mcp_error_with_the_command_lines_message(
+    mcp_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, results = asyncio.run(_session_calls(mcp_url, [
+        ("estimate_memory", {"model": "no-such-model-xyz"}),
+        ("estimate_memory", {"model": "llama 3.1 8b", "seq_len": 0}),
+    ]))  # fmt: skip
+    for result, argv in zip(
+        results,
+        (["--model", "no-such-model-xyz"], ["--model", "llama 3.1 8b", "--seq-len", "0"]),
+        strict=True,
+    ):
+        assert result.isError, "MCP clients see a failed call"
+        assert cli_main(["estimate", *argv]) == 2
+        line = capsys.readouterr().err.strip()
+        assert result.content[0].text == line, "the same one line the command line prints"

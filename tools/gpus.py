@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools.errors import UnknownNameError
 
 FormFactor = Literal["SXM", "PCIe", "OAM", "superchip", "consumer"]
-Vendor = Literal["NVIDIA", "AMD"]
+Vendor = Literal["NVIDIA", "AMD", "Intel"]
 
 _DATA_FILE = "data/gpus.yaml"  # inside the `tools` package
 

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,7 +26,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from assistant.agent.events import (
     AnswerChunk,
@@ -44,27 +42,27 @@ from assistant.agent.events import (
     TurnResult,
 )
 from assistant.agent.graph import build_agent, make_chat_model
-from assistant.agent.policy import OfflinePolicy, TurnContext, plan_turn
-from assistant.agent.state import JobState
+from assistant.agent.policy import OfflinePolicy
 from assistant.agent.tool_results import KnowledgeResult
 from assistant.agent.toolbox import KnowledgeSearch, ToolResources, build_tools
+from assistant.agent.turn import TurnContext, plan_turn
 from assistant.answers import compose
-from assistant.answers.i18n import resolve_lang
+from assistant.languages import choose_language
 from assistant.settings import Settings
-from knowledge.langid import detect_language
 from tools.catalog.instances import Catalog
 from tools.catalog.store import load_catalog
-from tools.languages import LANGUAGES
+from tools.files import write_atomic
+from tools.job import JobSpec
 
-__all__ = ["MAX_MESSAGE_CHARS", "Assistant", "HistoryItem", "Session", "Turn", "choose_language"]
+__all__ = ["MAX_MESSAGE_CHARS", "Assistant", "HistoryItem", "Session", "Turn"]
 
 log = logging.getLogger("assistant")
 
 MAX_MESSAGE_CHARS = 4000
 HISTORY_FOR_MODEL = 20  # earlier messages an LLM sees (the job state carries the rest)
-SESSION_VERSION = 1
-_MIN_WORDS_TO_SWITCH = 3
-_MIN_SCORE_TO_SWITCH = 0.5
+SESSION_VERSION = 2
+# Job fields renamed since version 1 of the session file.
+_V1_FIELDS = {"dataset_tokens": "tokens", "dataset_samples": "samples", "region": "regions"}
 
 
 class HistoryItem(BaseModel):
@@ -81,8 +79,23 @@ class Session(BaseModel):
     version: int = SESSION_VERSION
     id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     language: str | None = Field(default=None, description="language of the last answer")
-    state: JobState = Field(default_factory=JobState)
+    state: JobSpec = Field(default_factory=JobSpec)
     history: list[HistoryItem] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """Sessions saved by version 1 name three job fields differently; read them as today's
+        (nothing a user said is lost)."""
+        if isinstance(data, dict) and data.get("version", 1) < SESSION_VERSION:
+            state = dict(data.get("state") or {})
+            for old, new in _V1_FIELDS.items():
+                if old in state:
+                    state[new] = state.pop(old)
+            if isinstance(state.get("regions"), str):
+                state["regions"] = [state["regions"]]
+            data = {**data, "state": state, "version": SESSION_VERSION}
+        return data
 
     @classmethod
     def load(cls, path: Path) -> Session:
@@ -93,11 +106,7 @@ class Session(BaseModel):
 
     def save(self, path: Path) -> None:
         """Write the session to `path` atomically."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(self.model_dump_json(indent=2))
-        os.replace(tmp, path)
+        write_atomic(path, self.model_dump_json(indent=2))
 
     def model_messages(self) -> list[BaseMessage]:
         """The recent conversation as chat messages, for the model."""
@@ -106,20 +115,6 @@ class Session(BaseModel):
             HumanMessage(item.content) if item.role == "user" else AIMessage(item.content)
             for item in recent
         ]
-
-
-def choose_language(message: str, override: str | None, previous: str | None) -> str:
-    """The answer language: the override; else the message's language when the detector is sure
-    (a short or ambiguous message keeps the previous language); else English."""
-    if override:
-        return resolve_lang(override)
-    found = detect_language(message)
-    words = len(re.findall(r"[^\W\d_]{2,}", message))
-    if found.supported and found.code in LANGUAGES:
-        sure = words >= _MIN_WORDS_TO_SWITCH and found.score >= _MIN_SCORE_TO_SWITCH
-        if previous is None or sure:
-            return found.code
-    return previous or "en"
 
 
 class Turn:
@@ -168,7 +163,9 @@ class Assistant:
         )
         self.chat_model = chat_model if chat_model is not None else make_chat_model(settings)
         self.policy = OfflinePolicy()
-        self.graph = build_agent(build_tools(self.resources), self.policy, self.chat_model)
+        self.graph = build_agent(
+            build_tools(self.resources), self.policy, self.chat_model, secrets=settings.secrets()
+        )
 
     def _open_catalog(self) -> Catalog:
         return load_catalog(self.settings.data_dir, self.settings.catalog_paths)
@@ -328,11 +325,12 @@ def _result(
         ungrounded_numbers=list(grounding.get("ungrounded_numbers", [])),
         notices=notices,
         brain=brain,
+        intent=ctx.intent,
     )
 
 
 def _plain_result(
-    lang: str, text: str, state: JobState, brain: Brain, error_id: str | None = None
+    lang: str, text: str, state: JobSpec, brain: Brain, error_id: str | None = None
 ) -> TurnResult:
     return TurnResult(
         language=lang,
@@ -359,7 +357,7 @@ def _answer_events(result: TurnResult, kinds: list[NoticeKind] | None = None) ->
     yield Final(result=result)
 
 
-def _remember(session: Session, message: str, result: TurnResult, state: JobState) -> None:
+def _remember(session: Session, message: str, result: TurnResult, state: JobSpec) -> None:
     session.history.append(HistoryItem(role="user", content=message, lang=result.language))
     session.history.append(
         HistoryItem(role="assistant", content=result.answer, lang=result.language)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel
 
-from assistant.agent.policy import turn_outcomes
+from assistant.agent.outcomes import turn_outcomes
 from assistant.agent.tool_results import KnowledgeResult
 from assistant.grounding.check import (
     GroundingReport,

@@ -18,8 +18,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from assistant.agent.jobspec import JobPlan, Notice
-from assistant.agent.state import JobState
 from assistant.answers.job import (
     caveats_section,
     defaults_line,
@@ -30,9 +28,11 @@ from assistant.answers.job import (
     plan_input,
 )
 from assistant.answers.parts import Answer, Citation, PassageLike, Text, cite
+from tools.advice import JobNotice, ResolvedJob
 from tools.errors import AdvisorError, InvalidInputError, UnknownNameError
+from tools.job import JobSpec
 from tools.memory import MemoryEstimate
-from tools.ranking.models import RankResult
+from tools.ranking import RankResult
 
 __all__ = [
     "Answer",
@@ -48,20 +48,21 @@ __all__ = [
 ]
 
 SEE_ALSO = 3
-_WORKLOAD_SLOTS = ("dataset_tokens", "dataset_samples", "epochs", "workload")
+_WORKLOAD_FIELDS = ("tokens", "samples", "epochs", "workload")
 _TOOL_TEXT_LANG = "en"  # tools write English; their strings are shown only in English answers
 
 
 def compose_job_answer(
     lang: str,
-    state: JobState | None,
-    plan: JobPlan | None,
+    state: JobSpec | None,
+    plan: ResolvedJob | None,
     estimate: MemoryEstimate | None,
     ranking: RankResult | None,
     passages: Sequence[PassageLike] = (),
-    notices: Sequence[Notice] | None = None,
+    notices: Sequence[JobNotice] | None = None,
 ) -> Answer:
-    """The answer to a job question. `notices` default to the plan's."""
+    """The answer to a job question. `notices` default to the plan's; the defaults shown are
+    the plan's substantive ones (`ResolvedJob.shown_assumptions`)."""
     t = Text(lang)
     blocks: list[str] = []
     if estimate is not None:
@@ -71,7 +72,7 @@ def compose_job_answer(
     elif ranking is not None:
         blocks.append(nothing_fits_section(t, ranking))
     if plan is not None:
-        blocks.append(defaults_line(t, plan.assumed))
+        blocks.append(defaults_line(t, plan.shown_assumptions("rank")))
     chosen = plan.notices if notices is None and plan is not None else (notices or [])
     blocks.append(notices_section(t, chosen, state))
     citations = cite(passages)
@@ -122,17 +123,16 @@ def _other_topics(passages: Sequence[PassageLike]) -> list[PassageLike]:
     return others[:SEE_ALSO]
 
 
-def compose_clarification(
-    lang: str, missing_slot: str, passages: Sequence[PassageLike] = ()
-) -> Answer:
-    """One question for `missing_slot`; with passages (a mixed question), their guidance first."""
+def compose_clarification(lang: str, missing: str, passages: Sequence[PassageLike] = ()) -> Answer:
+    """One question for the `missing` field; with passages (a mixed question), their guidance
+    first."""
     t = Text(lang)
-    if missing_slot in ("model", "method"):
-        question = t.msg(f"clarify.{missing_slot}")
-    elif missing_slot in _WORKLOAD_SLOTS:
+    if missing in ("model", "method"):
+        question = t.msg(f"clarify.{missing}")
+    elif missing in _WORKLOAD_FIELDS:
         question = t.msg("clarify.workload")
     else:
-        question = t.msg("clarify.generic", slot=t.label("slot", missing_slot))
+        question = t.msg("clarify.generic", field=t.label("field", missing))
     if not passages:
         return t.answer([question])
     guidance = compose_guidance_answer(lang, passages)
@@ -159,7 +159,7 @@ def compose_tool_error(
         else:
             text = t.msg("error.unknown_name_plain", action=action, kind=kind, name=payload["name"])
     elif payload.get("field") is not None and "value" in payload:
-        field = t.label("slot", str(payload["field"]))
+        field = t.label("field", str(payload["field"]))
         text = t.msg("error.invalid_input", action=action, value=payload["value"], field=field)
     elif t.lang == _TOOL_TEXT_LANG and payload.get("message"):
         text = t.msg("error.tool", action=action, detail=str(payload["message"]))

@@ -29,6 +29,7 @@ from babel.numbers import format_currency, format_decimal, is_currency
 from babel.numbers import format_percent as babel_format_percent
 from babel.units import format_unit
 
+from assistant.languages import resolve_lang
 from tools.errors import InvalidInputError
 from tools.languages import LANGUAGES, LOCALES, Language
 from tools.units import to_gib
@@ -52,7 +53,6 @@ __all__ = [
     "message",
     "placeholders",
     "plural",
-    "resolve_lang",
 ]
 
 PLURAL_CATEGORIES = frozenset({"zero", "one", "two", "few", "many", "other"})
@@ -61,15 +61,6 @@ _MESSAGES_PACKAGE = "assistant.answers"
 _MESSAGES_DIR = "messages"
 
 Message = str | Mapping[str, str]  # a template, or plural templates by CLDR category
-
-
-def resolve_lang(lang: str) -> Language:
-    """'de', 'DE', 'de-DE' or 'de_DE' -> 'de'; anything else is an InvalidInputError."""
-    code = re.split(r"[-_]", lang.strip().lower(), maxsplit=1)[0]
-    for known in LANGUAGES:
-        if code == known:
-            return known
-    raise InvalidInputError("lang", lang, "one of " + ", ".join(LANGUAGES))
 
 
 def _locale(lang: str) -> Locale:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from assistant.agent.jobspec import AssumedDefault, JobPlan, Notice
-from assistant.agent.state import JobState, Money
 from assistant.answers.parts import Text
+from tools.advice import Assumed, JobNotice, ResolvedJob
+from tools.gpus import lookup_gpu
+from tools.job import JobSpec, Money
 from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.models import RankedOption, RankResult
 from tools.ranking.plans import PLAN_ORDER, is_offload
@@ -29,12 +30,13 @@ TOP_OPTIONS = 3
 TOP_EXCLUSION_KINDS = 3
 _COMPONENTS = ("weights", "gradients", "optimizer", "activations", "overhead")
 _FULL_METHODS = ("full", "pretrain")
-_COUNT_SLOTS = ("lora_rank", "seq_len", "micro_batch_size", "num_gpus", "dataset_tokens",
-                "dataset_samples")  # fmt: skip
+_COUNT_FIELDS = ("lora_rank", "seq_len", "micro_batch_size", "num_gpus", "tokens", "samples",
+                 "gradient_accumulation_steps", "tensor_parallel", "min_gpus", "max_gpus",
+                 "max_nodes")  # fmt: skip
 
 
 def _bullets(items: Sequence[str]) -> str:
-    return "\n".join(f"- {item}" for item in items)
+    return "\n".join(f"- {item}" for item in items if item)
 
 
 def _section(t: Text, heading_key: str, body: str) -> str:
@@ -59,14 +61,15 @@ def memory_section(
     if method is not None and precision is not None:
         summary = t.msg(
             "memory.summary",
-            model=estimate.model_name,
+            model=t.model(estimate.model_name, estimate.model_id),
             method=t.label("method", method),
             precision=t.label("precision", precision),
             total=total,
             setup=setup,
         )
     else:
-        summary = t.msg("memory.summary_bare", model=estimate.model_name, total=total, setup=setup)
+        model = t.model(estimate.model_name, estimate.model_id)
+        summary = t.msg("memory.summary_bare", model=model, total=total, setup=setup)
     parts = sorted(((getattr(per_gpu, c), c) for c in _COMPONENTS), reverse=True)
     largest = [
         t.msg("memory.part", name=t.msg(f"memory.component.{name}"), size=t.gib(size))
@@ -224,15 +227,58 @@ def caveats_section(t: Text, ranking: RankResult) -> str:
     if multi is not None and ranking.job.method in _FULL_METHODS:
         gpus = t.msg("options.gpus", count=t.count(multi.gpu_count), gpu=multi.gpu)
         method = t.label("method", ranking.job.method)
-        lines.append(t.msg("caveats.multi_gpu_full", method=method, gpus=gpus))
+        key = "rec.multi_gpu_full_amd" if _vendor(multi) == "AMD" else "caveats.multi_gpu_full"
+        lines.append(t.msg(key, method=method, gpus=gpus))
     offload = next((o for o in shown if is_offload(o.plan)), None)
     if offload is not None:
         lines.append(t.msg("caveats.offload", instance=_instance(offload)))
+        lines.append(_host_ram(t, offload))
+    lines += recommendation_notes(t, ranking)
     multi_node = next((o for o in shown if o.nodes > 1), None)
     if multi_node is not None:
         nodes = t.plural("options.nodes", multi_node.nodes)
         lines.append(t.msg("caveats.multi_node", instance=_instance(multi_node), nodes=nodes))
     return _section(t, "caveats.heading", _bullets(lines))
+
+
+# Providers whose offers are a marketplace of hosts: prices and availability move by the hour.
+MARKETPLACES = frozenset({"vast", "tensordock"})
+
+
+def _vendor(option: RankedOption) -> str:
+    return lookup_gpu(option.gpu).vendor
+
+
+def _host_ram(t: Text, option: RankedOption) -> str:
+    if option.host_ram_need_bytes is None:
+        return ""
+    need = t.gib(option.host_ram_need_bytes)
+    if option.host_ram_bytes is None:
+        return t.msg("rec.offload_ram_unknown", instance=_instance(option), need=need)
+    key = "rec.offload_ram" if option.host_ram_bytes >= option.host_ram_need_bytes else (
+        "rec.offload_ram_short")  # fmt: skip
+    return t.msg(key, instance=_instance(option), need=need, ram=t.gib(option.host_ram_bytes))
+
+
+def recommendation_notes(t: Text, ranking: RankResult) -> list[str]:
+    """What a senior engineer adds about the options shown: fp16 on GPUs without bf16, the ROCm
+    caveat of AMD GPUs, stale and marketplace prices (each once)."""
+    shown = ranking.ranked[:TOP_OPTIONS]
+    lines: list[str] = []
+    if ranking.job.precision.startswith("bf16"):
+        no_bf16 = [o.gpu for o in shown if not lookup_gpu(o.gpu).bf16]
+        lines += [t.msg("rec.fp16", gpu=gpu) for gpu in dict.fromkeys(no_bf16)]
+    amd = next((o for o in shown if _vendor(o) == "AMD"), None)
+    if amd is not None:
+        key = "rec.amd_qlora" if ranking.job.method == "qlora" else "rec.amd"
+        lines.append(t.msg(key, gpu=amd.gpu))
+    for option in shown:
+        if option.stale:
+            lines.append(t.msg("rec.stale", instance=_instance(option), date=t.date(option.as_of)))
+    market = next((o for o in shown if o.provider in MARKETPLACES), None)
+    if market is not None:
+        lines.append(t.msg("rec.marketplace", instance=_instance(market)))
+    return lines
 
 
 # ------------------------------------------------------------------------------ nothing fits
@@ -254,19 +300,21 @@ def nothing_fits_section(t: Text, ranking: RankResult) -> str:
 # ------------------------------------------------------------------------------ defaults, notices
 
 
-def defaults_line(t: Text, assumed: Sequence[AssumedDefault]) -> str:
-    """The defaults assumed for open slots, in one line."""
+def defaults_line(t: Text, assumed: Sequence[Assumed]) -> str:
+    """The defaults assumed for open fields, in one line."""
     if not assumed:
         return ""
     items = [
-        t.msg("defaults.item", slot=t.label("slot", d.slot), value=_slot_value(t, d.slot, d.value))
+        t.msg(
+            "defaults.item", field=t.label("field", d.field), value=field_value(t, d.field, d.value)
+        )
         for d in assumed
     ]
     return t.msg("defaults.line", items=t.join(items))
 
 
-def _slot_value(t: Text, slot: str, value: object) -> str:
-    """A slot value in words or locale figures."""
+def field_value(t: Text, name: str, value: object) -> str:
+    """A job field's value in words or locale figures."""
     if isinstance(value, bool):
         return t.msg("value.bool_yes" if value else "value.bool_no")
     if isinstance(value, Money):
@@ -278,15 +326,15 @@ def _slot_value(t: Text, slot: str, value: object) -> str:
         "objective": "value.objective_",
         "gradient_checkpointing": "value.checkpointing_",
     }
-    if slot in words and isinstance(value, str):
-        group, _, prefix = words[slot].partition(".")
+    if name in words and isinstance(value, str):
+        group, _, prefix = words[name].partition(".")
         return t.label(group, f"{prefix}{value}")
     if isinstance(value, int | float) and not isinstance(value, bool):
-        if slot == "deadline_hours":
+        if name == "deadline_hours":
             return t.hours(value)
-        if slot == "max_vram_gib":
+        if name in ("max_vram_gib", "cuda_context_gib"):
             return f"{t.number(value)}\u00a0GiB"
-        if slot in _COUNT_SLOTS or float(value).is_integer():
+        if name in _COUNT_FIELDS or float(value).is_integer():
             return t.count(value)
         return t.number(value)
     if isinstance(value, list):
@@ -294,23 +342,32 @@ def _slot_value(t: Text, slot: str, value: object) -> str:
     return str(value)
 
 
-def notices_section(t: Text, notices: Sequence[Notice], state: JobState | None) -> str:
-    """What the plan did not apply as asked, each in the answer's language."""
+def notices_section(t: Text, notices: Sequence[JobNotice], state: JobSpec | None) -> str:
+    """What the job resolution did not apply as asked, each in the answer's language."""
     lines = [_notice(t, notice, state) for notice in notices]
     return _section(t, "notice.heading", _bullets(lines))
 
 
-def _notice(t: Text, notice: Notice, state: JobState | None) -> str:
-    slot = t.label("slot", notice.slot)
+def _notice(t: Text, notice: JobNotice, state: JobSpec | None) -> str:
+    field = t.label("field", notice.field)
+    if notice.kind == "currency_converted" and notice.usd is not None and notice.rate:
+        money = getattr(state, notice.field, None) if state is not None else None
+        currency = money.currency if isinstance(money, Money) else notice.value.rsplit(" ", 1)[-1]
+        shown = t.money(money.amount, money.currency) if isinstance(money, Money) else notice.value
+        return t.msg(
+            "money.converted", field=field, money=shown, usd=t.money(notice.usd),
+            rate=t.number(notice.rate, 4), currency=currency,
+            date=t.date(notice.rate_date) if notice.rate_date else "",
+        )  # fmt: skip
     if notice.kind == "currency_not_applied":
-        money = getattr(state, notice.slot, None) if state is not None else None
+        money = getattr(state, notice.field, None) if state is not None else None
         if isinstance(money, Money):
             shown, currency = t.money(money.amount, money.currency), str(money.currency)
         else:
             shown, currency = notice.value, notice.value.rsplit(" ", 1)[-1]
-        return t.msg("notice.currency_not_applied", slot=slot, currency=currency, money=shown)
-    return t.msg(f"notice.{notice.kind}", slot=slot, value=notice.value)
+        return t.msg("notice.currency_not_applied", field=field, currency=currency, money=shown)
+    return t.msg(f"notice.{notice.kind}", field=field, value=notice.value)
 
 
-def plan_input(plan: JobPlan | None) -> EstimateInput | None:
-    return plan.job if plan is not None else None
+def plan_input(plan: ResolvedJob | None) -> EstimateInput | None:
+    return plan.estimate_input if plan is not None else None

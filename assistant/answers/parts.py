@@ -11,7 +11,10 @@ from pydantic import BaseModel, Field
 
 from assistant.answers import i18n
 from assistant.grounding.figures import shown_figures
+from assistant.languages import resolve_lang
 from tools.languages import Language
+
+ESTIMATED_PREFIX = "estimated-"  # tools.architectures.param_guess ids of guessed dimensions
 
 __all__ = ["Answer", "Citation", "PassageLike", "Text", "cite", "figures_in"]
 
@@ -69,7 +72,7 @@ class Text:
     """Messages and figures in one language: `t.msg(key, ...)`, `t.money(...)`, ..."""
 
     def __init__(self, lang: str) -> None:
-        self.lang: Language = i18n.resolve_lang(lang)
+        self.lang: Language = resolve_lang(lang)
 
     def msg(self, key: str, /, **values: object) -> str:
         return i18n.message(self.lang, key, **values)
@@ -116,6 +119,13 @@ class Text:
 
     def date(self, day: date) -> str:
         return i18n.format_date(day, self.lang)
+
+    def model(self, name: str, model_id: str = "") -> str:
+        """A model's name; one estimated from a bare count ('estimated-8B') in words of the
+        language ('~8B parameters, dimensions estimated')."""
+        if model_id.startswith(ESTIMATED_PREFIX):
+            return self.msg("model.estimated", size=model_id[len(ESTIMATED_PREFIX) :])
+        return name
 
     def language(self, code: str) -> str:
         return i18n.language_name(code, self.lang)

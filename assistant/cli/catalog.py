@@ -3,11 +3,16 @@
     gpu-advisor catalog list [--gpu NAME] [--min-vram GIB] [--provider P ...] [--region R ...]
                              [--max-price USD] [--spot] [--min-gpus N] [--max-gpus N] [--json]
     gpu-advisor catalog show ID [--json]
-    gpu-advisor catalog import [PATH] [--format skypilot|csv|yaml] [--as-of YYYY-MM-DD]
+    gpu-advisor catalog import [PATH] [--format skypilot|csv|yaml] [--as-of YYYY-MM-DD] [--replace]
+    gpu-advisor catalog refresh [--providers P ...] [--source gpuhunt|skypilot|all] [--force]
+                                [--accept-changes] [--json]
 
-`list` and `show` use the built-in catalog merged with every saved import and the files in
-Settings.catalog_paths. `import` validates the whole source first, then writes it atomically under
-<data_dir>/catalogs/; without PATH it imports SkyPilot's downloaded catalogs from ~/.sky/catalogs/.
+`list` and `show` use the built-in catalog with the refreshed snapshots laid over it, every saved
+import and the files in Settings.catalog_paths; every row shows its source and age, and `list`
+ends with a summary per provider. `import` validates the whole source first and refuses to replace
+a built-in or fresher row without --replace, then writes it atomically under <data_dir>/catalogs/;
+without PATH it imports SkyPilot's downloaded catalogs from ~/.sky/catalogs/. `refresh` downloads
+current offers (tools.catalog.refresh), one line per provider; exit 1 when any provider failed.
 Settings are read once per command, in the handler; the catalog code is imported there too.
 """
 
@@ -15,7 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import date
+import sys
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +32,7 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("catalog", help="list, show or import cloud GPU instance types")
-    commands = parser.add_subparsers(dest="catalog_command", metavar="{list,show,import}")
+    commands = parser.add_subparsers(dest="catalog_command", metavar="{list,show,import,refresh}")
     parser.set_defaults(handler=lambda _args: _usage(parser))
 
     listing = commands.add_parser(
@@ -61,7 +67,34 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="YYYY-MM-DD",
         help="date SkyPilot prices were read (default: the files' modification date)",
     )
+    imp.add_argument(
+        "--replace",
+        action="store_true",
+        help="allow the import to replace built-in rows or rows with a newer price",
+    )
     imp.set_defaults(handler=import_handler)
+    _register_refresh(commands)
+
+
+def _register_refresh(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    refresh = commands.add_parser(
+        "refresh",
+        help="download current prices (gpuhunt's and SkyPilot's hosted catalogs)",
+        description="Download each provider's current offers; a copy younger than its TTL is not"
+        " downloaded again, and a failed, truncated or changed download keeps the last good copy.",
+    )
+    refresh.add_argument(
+        "--providers", nargs="+", metavar="P", help="provider keys (default: all the sources have)"
+    )
+    refresh.add_argument("--source", choices=("gpuhunt", "skypilot", "all"), default="all")
+    refresh.add_argument("--force", action="store_true", help="ignore TTLs and versions")
+    refresh.add_argument(
+        "--accept-changes",
+        action="store_true",
+        help="take a copy whose header changed or that lost more than half its rows",
+    )
+    refresh.add_argument("--json", action="store_true", help="print the report as JSON")
+    refresh.set_defaults(handler=refresh_handler)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -75,13 +108,18 @@ def _load(settings: Settings) -> Catalog:
     return load_catalog(settings.data_dir, settings.catalog_paths)
 
 
-def row(item: Instance, today: date, max_age_days: int) -> dict[str, Any]:
-    """Every Instance field plus its price age and STALE flag on `today`."""
-    return {
-        **item.model_dump(mode="json"),
-        "price_age_days": item.price_age_days(today),
-        "stale": item.is_stale(today, max_age_days),
-    }
+def cli_now() -> datetime:
+    """Now in UTC, on the day `date.today()` says (tests pin the day through `date`)."""
+    real = datetime.now(UTC)
+    day = date.today()
+    return real if real.date() == day else datetime.combine(day, time(12), tzinfo=UTC)
+
+
+def row(item: Instance, now: datetime, max_age_days: int) -> dict[str, Any]:
+    """Every Instance field plus $/GPU-hour, its price age (days, hours, words) and STALE flag."""
+    from tools.catalog.freshness import catalog_row
+
+    return catalog_row(item, now, max_age_days)
 
 
 def _money(value: float | None) -> str:
@@ -92,7 +130,7 @@ def list_handler(args: argparse.Namespace) -> int:
     from assistant.settings import Settings
 
     settings = Settings()
-    today = date.today()
+    now = cli_now()
     found = _load(settings).filter(
         gpu=args.gpu,
         min_vram_gib=args.min_vram,
@@ -105,11 +143,16 @@ def list_handler(args: argparse.Namespace) -> int:
     )
     key = "spot_price_per_hour" if args.spot else "price_per_hour"
     items = sorted(found, key=lambda i: (getattr(i, key) or 0.0, i.id))
-    rows = [row(item, today, settings.stale_price_days) for item in items]
+    rows = [row(item, now, settings.stale_price_days) for item in items]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     _print_table(rows)
+    from tools.catalog.freshness import provider_summaries
+
+    print("Prices by provider:")
+    for summary in provider_summaries(items, now, settings.stale_price_days):
+        print(f"  {summary.text}")
     return 0
 
 
@@ -117,15 +160,16 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
     width = max([len(r["id"]) for r in rows] + [2])
     print(
         f"{'ID':<{width}} {'GPUS':<20} {'VRAM/GPU':>8} {'INTERCONNECT':<12} {'$/H':>8} "
-        f"{'SPOT $/H':>8} {'BILLING':<8} {'AS_OF':<10} STALE"
+        f"{'SPOT $/H':>8} {'BILLING':<8} {'AS_OF':<10} {'SOURCE':<8} {'AGE':>5} STALE"
     )
     for r in rows:
         gpus = f"{r['gpu_count']}x {r['gpu']}"
+        age = f"{r['price_age_hours']:.0f}h" if r["fetched_at"] else f"{r['price_age_days']}d"
         print(
             f"{r['id']:<{width}} {gpus:<20} {r['vram_per_gpu_gib']:>7.0f}G "
             f"{r['interconnect']:<12} {_money(r['price_per_hour']):>8} "
             f"{_money(r['spot_price_per_hour']):>8} {r['billing_granularity']:<8} "
-            f"{r['as_of']:<10} {'STALE' if r['stale'] else ''}"
+            f"{r['as_of']:<10} {r['origin']:<8} {age:>5} {'STALE' if r['stale'] else ''}"
         )
     print(f"{len(rows)} instance types; prices USD per hour for the whole instance")
 
@@ -135,7 +179,7 @@ def show_handler(args: argparse.Namespace) -> int:
 
     settings = Settings()
     item = _load(settings).get(args.id)
-    data = row(item, date.today(), settings.stale_price_days)
+    data = row(item, cli_now(), settings.stale_price_days)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -147,8 +191,15 @@ def show_handler(args: argparse.Namespace) -> int:
 
 def import_handler(args: argparse.Namespace) -> int:
     from assistant.settings import Settings
+    from tools.catalog.merge import describe_overrides
     from tools.catalog.skypilot import sky_catalog_dir, summarize_skips
-    from tools.catalog.store import detect_format, import_catalog, import_name, save_import
+    from tools.catalog.store import (
+        detect_format,
+        import_catalog,
+        import_name,
+        import_overrides,
+        save_import,
+    )
     from tools.errors import InvalidInputError
 
     settings = Settings()
@@ -161,11 +212,53 @@ def import_handler(args: argparse.Namespace) -> int:
             )
     fmt = args.format or detect_format(path)
     result = import_catalog(path, fmt, date.today(), as_of=args.as_of)
-    saved = save_import(result.catalog, settings.data_dir, import_name(path, fmt))
+    name = import_name(path, fmt)
+    overrides = import_overrides(result.catalog, settings.data_dir, name, settings.catalog_paths)
+    if overrides and not args.replace:
+        raise InvalidInputError(
+            "import",
+            str(path),
+            "rows that replace no built-in or fresher row, or --replace; it would replace "
+            + describe_overrides(overrides),
+        )
+    saved = save_import(result.catalog, settings.data_dir, name)
     print(
         f"imported {len(result.catalog)} instance types from {path} "
         f"({result.rows_read} rows read; skipped {result.skipped_total}: "
         f"{summarize_skips(result.skipped.items())})"
     )
+    if overrides:
+        print(f"replaced {describe_overrides(overrides)}")
     print(f"saved to {saved}")
     return 0
+
+
+def refresh_handler(args: argparse.Namespace) -> int:
+    from assistant.settings import Settings
+    from tools.catalog.refresh import RefreshEvent, refresh_catalogs
+
+    settings = Settings()
+
+    def progress(event: RefreshEvent) -> None:
+        if event.stage == "start" and not args.json:
+            print(f"[{event.done + 1}/{event.total}] {event.provider} ({event.source}) ...",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    report = refresh_catalogs(
+        settings.data_dir,
+        settings.refresh_config(),
+        providers=args.providers,
+        source=args.source,
+        force=args.force,
+        accept_changes=args.accept_changes,
+        on_progress=progress,
+    )
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        for result in report.results:
+            print(f"{result.provider} ({result.source}): {result.message}")
+        failed = len(report.failed)
+        tail = f"; {failed} failed, their last good copies stay in use" if failed else ""
+        print(f"{len(report.results) - failed} of {len(report.results)} providers current{tail}")
+    return 0 if report.ok else 1

@@ -104,7 +104,11 @@ def handler(args: argparse.Namespace) -> int:
             "assumptions": RankingAssumptions.model_validate(request_assumptions(args)),
         }
     )
-    result = rank(request, catalog.instances)
+    from assistant.cli.catalog import cli_now
+
+    result = rank(
+        request, catalog.instances, now=cli_now(), stale_price_days=settings.stale_price_days
+    )
     if args.json:
         print(json.dumps(as_json(result, resolved), indent=2))
     else:
@@ -135,11 +139,22 @@ def _catalog(paths: list[Path] | None, settings: Settings) -> Catalog:
     return catalog
 
 
-def _table_cells(row: RankedOption) -> tuple[str, str, str, str]:
+def _table_cells(row: RankedOption) -> tuple[str, str, str, str, str]:
     gpus = f"{row.gpu_count} x {row.gpu}" + (f" ({row.nodes} nodes)" if row.nodes > 1 else "")
     memory = f"{row.need_per_gpu_bytes / 2**30:.1f}/{row.vram_per_gpu_bytes / 2**30:.0f}"
     spot = "-" if row.spot_total_cost is None else f"{row.spot_total_cost:,.2f}"
-    return row.instance_id, gpus, memory, spot
+    return row.instance_id, gpus, memory, spot, _age_cell(row)
+
+
+def _age_cell(row: RankedOption) -> str:
+    """'3h', '187d', '187d*' (stale), '-' without a clock."""
+    if row.price_age_days is None or row.price_age_hours is None:
+        return "-"
+    if row.fetched_at is not None and row.price_age_hours < 48:
+        cell = f"{row.price_age_hours:.0f}h"
+    else:
+        cell = f"{row.price_age_days}d"
+    return cell + ("*" if row.stale else "")
 
 
 def render(result: RankResult, resolved: ResolvedJob | None = None) -> str:
@@ -155,13 +170,13 @@ def render(result: RankResult, resolved: ResolvedJob | None = None) -> str:
         "",
         f"{'#':>3} {'instance':<{width}} {'GPUs':<{gpus_width}} {'plan':<22} "
         f"{'GiB need/VRAM':>13} {'pricing':<9} {'$/h':>9} {'hours':>8} {'total $':>11} "
-        f"{'spot $':>11}",
+        f"{'spot $':>11} {'age':>5}",
     ]
-    for row, (name, gpus, memory, spot) in zip(result.ranked, rows, strict=True):
+    for row, (name, gpus, memory, spot, age) in zip(result.ranked, rows, strict=True):
         lines.append(
             f"{row.rank:>3} {name:<{width}} {gpus:<{gpus_width}} {row.plan_label:<22} "
             f"{memory:>13} {row.pricing:<9} {row.price_per_hour:>9,.2f} {row.hours:>8,.1f} "
-            f"{row.total_cost:>11,.2f} {spot:>11}"
+            f"{row.total_cost:>11,.2f} {spot:>11} {age:>5}"
         )
     kinds = Counter(item.kind for item in result.excluded)
     lines += [
@@ -170,6 +185,9 @@ def render(result: RankResult, resolved: ResolvedJob | None = None) -> str:
         f"considered; {len(result.excluded)} excluded"
         + (": " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()) if kinds else ""),
     ]
+    if result.prices:
+        lines += ["", "Prices of the ranked rows (age; * = stale):"]
+        lines += [f"  {summary.text}" for summary in result.prices]
     if result.ranked:
         lines += ["", f"Why #1 ({result.ranked[0].instance_id}):"]
         lines += [f"  - {reason}" for reason in result.ranked[0].reasons]

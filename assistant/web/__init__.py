@@ -5,3 +5,20 @@ the job form, `launch_spec` the SkyPilot task, `session` one browser tab's state
 config.json uploads, `feedback` thumbs ratings, `ui_strings` the interface strings in six
 languages, and `public_api` the functions published as API endpoints and MCP tools.
 """
+
+from assistant.web.form import form_values, form_widgets, spec_from_form
+from assistant.web.panel import PanelData, compute_panel, panel_from_events, panel_view
+from assistant.web.public_api import PublicApi
+from assistant.web.session import WebSession
+
+__all__ = [
+    "PanelData",
+    "PublicApi",
+    "WebSession",
+    "compute_panel",
+    "form_values",
+    "form_widgets",
+    "panel_from_events",
+    "panel_view",
+    "spec_from_form",
+]

@@ -8,10 +8,80 @@ when the estimate fits under it and red when it does not. Every text is escaped.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from html import escape
 
-from assistant.web.views import MemoryChart
+from pydantic import BaseModel, Field
+
+from assistant.web.ui_strings import ui_text
+from tools.gpus import find_gpu
+from tools.memory import MemoryEstimate
+from tools.ranking import RankResult
+from tools.units import GIB
+
+PARTS = ("weights", "gradients", "optimizer", "activations", "overhead")
+
+
+class ChartPart(BaseModel):
+    key: str = Field(description="weights, gradients, optimizer, activations or overhead")
+    label: str
+    gib: float = Field(ge=0, description="GiB (2^30 bytes) per GPU")
+
+
+class VramLine(BaseModel):
+    label: str = Field(description="GPU name as shown, e.g. 'H100-SXM 80 GiB'")
+    gib: float = Field(gt=0, description="memory per GPU, GiB")
+
+
+class MemoryChart(BaseModel):
+    """A stacked bar of one GPU's memory by part, drawn against candidate GPUs' capacities."""
+
+    title: str
+    parts: list[ChartPart]
+    total_gib: float
+    lines: list[VramLine]
+    total_label: str
+
+
+def _gib(n_bytes: float, digits: int = 1) -> float:
+    return round(n_bytes / GIB, digits)
+
+
+def vram_lines(
+    result: RankResult | None, extra_gpus: Sequence[str] = (), top: int = 3
+) -> list[VramLine]:
+    """Capacities to draw: the distinct GPUs of the best `top` ranked options, then `extra_gpus`
+    (names; unknown ones are skipped), largest first, each once."""
+    seen: dict[str, float] = {}
+    for option in (result.ranked if result else [])[:top]:
+        seen.setdefault(option.gpu, _gib(option.vram_per_gpu_bytes))
+    for name in extra_gpus:
+        spec = find_gpu(name)
+        if spec is not None:
+            seen.setdefault(spec.id, round(spec.vram_gib, 1))
+    ordered = sorted(seen.items(), key=lambda item: (-item[1], item[0]))
+    return [VramLine(label=f"{gpu} {gib:g} GiB", gib=gib) for gpu, gib in ordered]
+
+
+def memory_chart(estimate: MemoryEstimate, lines: Sequence[VramLine], lang: str) -> MemoryChart:
+    """The estimate's per-GPU parts (GiB) as a stacked bar, with the given VRAM lines."""
+    per_gpu = estimate.per_gpu
+    parts = [
+        ChartPart(key=key, label=ui_text(lang, f"part_{key}"), gib=_gib(getattr(per_gpu, key), 2))
+        for key in PARTS
+    ]
+    gpus = estimate.total_gpus
+    title = f"{estimate.model_name} · {ui_text(lang, 'memory_chart')}"
+    if gpus > 1:
+        title += f" ({gpus} GPUs)"
+    return MemoryChart(
+        title=title,
+        parts=parts,
+        total_gib=_gib(per_gpu.total, 2),
+        lines=list(lines),
+        total_label=ui_text(lang, "chart_need"),
+    )
+
 
 COLORS = {
     "weights": "#4e79a7",

@@ -1,137 +1,167 @@
-"""The job panel's form and the conversation's `JobState`, each mirrored into the other.
+"""The job panel's form: a few fields of the job (`tools.job.JobSpec`), mirrored both ways.
 
-The form shows the slots a person most often changes: model, method, precision, sequence length,
-micro-batch, GPUs, training tokens (millions), budget, price cap and spot. A blank field (or 0
-where the form says "0 = none") is a slot left open; `build_job` then uses its stated default.
-Money keeps the currency the conversation named; the form shows it and never converts it.
+The form shows the fields a person most often changes (`FORM_FIELDS`); each widget is described
+by the job field itself (`form_widgets`: its vocabulary for a choice, whole numbers for counts,
+money with the currency the conversation named), so the app draws the form from the job model.
+Training tokens are shown in millions. A blank field (or 0) is a field left open; the job then
+resolves it with its stated default, which the form shows (`assumed_defaults`). Money keeps its
+currency: the form shows it and never converts it.
 """
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assistant.agent.jobspec import build_job
-from assistant.agent.state import Currency, JobState, Money, SlotName, SlotUpdate, apply_update
+from tools.advice import resolve_job
 from tools.catalog.instances import Catalog
-from tools.enums import Method, Precision, SpotPolicy
 from tools.errors import AdvisorError
+from tools.job import FieldName, JobSpec, JobUpdate, Money, apply_update
+
+__all__ = [
+    "FORM_FIELDS",
+    "FormValues",
+    "FormWidget",
+    "assumed_defaults",
+    "form_values",
+    "form_widgets",
+    "spec_from_form",
+    "values_from_widgets",
+]
 
 TOKENS_UNIT = 1_000_000  # the form counts training tokens in millions
-FORM_FIELDS = ("model", "method", "precision", "seq_len", "micro_batch_size", "num_gpus",
-               "tokens_millions", "budget", "max_price_per_hour", "currency", "spot")  # fmt: skip
+FORM_FIELDS: tuple[FieldName, ...] = (
+    "model", "method", "precision", "seq_len", "micro_batch_size", "num_gpus", "tokens",
+    "budget", "max_price_per_hour", "spot",
+)  # fmt: skip
+CURRENCIES = ("USD", "EUR", "GBP", "CHF", "TRY")  # offered by the form's currency choice
+WidgetKind = Literal["model", "choice", "count", "number", "money"]
 
 
-class JobForm(BaseModel):
-    """The panel's field values; None = left open."""
+class FormWidget(BaseModel):
+    """How the app draws one form field: the kind of widget, its choices, its scale."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(frozen=True)
 
-    model: str | None = Field(None, description="registry name or size such as '70B'")
-    method: Method | None = None
-    precision: Precision | None = None
-    seq_len: int | None = Field(None, gt=0, description="tokens per sequence")
-    micro_batch_size: int | None = Field(None, gt=0, description="sequences per GPU per step")
-    num_gpus: int | None = Field(None, gt=0, description="GPUs in all")
-    tokens_millions: float | None = Field(None, gt=0, description="training tokens, millions")
-    budget: float | None = Field(None, gt=0, description="most for the whole run, in `currency`")
-    max_price_per_hour: float | None = Field(
-        None, gt=0, description="most per hour for the whole cluster, in `currency`"
-    )
-    currency: Currency = "USD"
-    spot: SpotPolicy | None = None
+    field: FieldName
+    kind: WidgetKind
+    choices: tuple[str, ...] = ()
+    scale: int = Field(1, description="display unit: 1, or 1,000,000 for tokens in millions")
 
 
-def _positive(value: Any) -> Any:
+class FormValues(BaseModel):
+    """The widgets' values: one per form field (display units), and the money's currency."""
+
+    model_config = ConfigDict(frozen=True)
+
+    values: dict[str, Any]
+    currency: str = "USD"
+
+
+def _inner(annotation: Any) -> Any:
+    if get_origin(annotation) in (Union, types.UnionType):
+        kept = [a for a in get_args(annotation) if a is not type(None)]
+        return kept[0] if len(kept) == 1 else annotation
+    return annotation
+
+
+def form_widgets() -> list[FormWidget]:
+    """One widget per form field, in order, described by the job field it edits."""
+    widgets = []
+    for name in FORM_FIELDS:
+        kind = _inner(JobSpec.model_fields[name].annotation)
+        if name == "model":
+            widgets.append(FormWidget(field=name, kind="model"))
+        elif get_origin(kind) is Literal:
+            widgets.append(FormWidget(field=name, kind="choice", choices=get_args(kind)))
+        elif kind is Money:
+            widgets.append(FormWidget(field=name, kind="money"))
+        elif name == "tokens":
+            widgets.append(FormWidget(field=name, kind="number", scale=TOKENS_UNIT))
+        else:
+            widgets.append(FormWidget(field=name, kind="count" if kind is int else "number"))
+    return widgets
+
+
+def _open(value: Any) -> bool:
     """Blank text, None and non-positive numbers mean 'left open'."""
     if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, int | float) and value <= 0:
-        return None
-    return value.strip() if isinstance(value, str) else value
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool) and value <= 0
 
 
-def form_from_values(**values: Any) -> JobForm:
-    """A form from raw widget values (blank or 0 = open); whole-number fields are rounded."""
-    cleaned = {key: _positive(value) for key, value in values.items()}
-    for key in ("seq_len", "micro_batch_size", "num_gpus"):
-        if cleaned.get(key) is not None:
-            cleaned[key] = round(float(cleaned[key]))
-    cleaned["currency"] = cleaned.get("currency") or "USD"
-    return JobForm.model_validate(cleaned)
+def values_from_widgets(raw: Mapping[str, Any], currency: str | None) -> FormValues:
+    """Raw widget values (blank or 0 = open) as form values; counts rounded, text trimmed."""
+    values: dict[str, Any] = {}
+    for widget in form_widgets():
+        value = raw.get(widget.field)
+        if _open(value):
+            values[widget.field] = None
+            continue
+        if widget.kind == "count" and isinstance(value, int | float | str):
+            value = round(float(value))
+        values[widget.field] = value.strip() if isinstance(value, str) else value
+    return FormValues(values=values, currency=(currency or "USD").strip().upper())
 
 
-def form_from_state(state: JobState, defaults: Mapping[str, object] | None = None) -> JobForm:
-    """The form mirroring `state`; a slot left open shows the default the plan used for it
-    (`defaults`, e.g. from `JobPlan.assumed`). A samples-based workload shows no token count."""
-    used = dict(defaults or {})
-    filled = {**used, **state.filled()}
-    money = state.budget or state.max_price_per_hour
-    tokens = filled.get("dataset_tokens")
-    if state.dataset_samples is not None or not isinstance(tokens, int | float):
-        tokens = None
-    return JobForm(
-        model=state.model,
-        method=filled.get("method"),
-        precision=filled.get("precision"),
-        seq_len=filled.get("seq_len"),
-        micro_batch_size=filled.get("micro_batch_size"),
-        num_gpus=state.num_gpus,
-        tokens_millions=None if tokens is None else round(tokens / TOKENS_UNIT, 3),
-        budget=state.budget.amount if state.budget else None,
-        max_price_per_hour=state.max_price_per_hour.amount if state.max_price_per_hour else None,
-        currency=money.currency if money else "USD",
-        spot=filled.get("spot"),
-    )
+def form_values(spec: JobSpec, defaults: Mapping[str, object] | None = None) -> FormValues:
+    """The form mirroring `spec`; an open field shows the default the job used for it
+    (`defaults`, see `assumed_defaults`). A samples workload shows no token count."""
+    shown = {**(defaults or {}), **spec.filled()}
+    money = spec.budget or spec.max_price_per_hour
+    values: dict[str, Any] = {}
+    for widget in form_widgets():
+        value = shown.get(widget.field)
+        if widget.field == "model":
+            value = spec.model_label()
+        elif widget.kind == "money":
+            value = value.amount if isinstance(value, Money) else None
+        elif widget.field == "tokens" and (spec.samples is not None or value is None):
+            value = None
+        elif widget.scale != 1 and isinstance(value, int | float):
+            value = round(value / widget.scale, 3)
+        if widget.field == "num_gpus":
+            value = spec.num_gpus  # a GPU count is a limit only when the user gave one
+        values[widget.field] = value
+    return FormValues(values=values, currency=money.currency if money else "USD")
 
 
-def _money(amount: float | None, currency: Currency) -> Money | None:
-    return None if amount is None else Money(amount=amount, currency=currency)
-
-
-def state_from_form(
-    form: JobForm, previous: JobState, defaults: Mapping[str, object] | None = None
-) -> JobState:
-    """`previous` amended by the form: filled fields set their slot, open fields clear it, and
-    slots the form does not show (optimizer, providers, region, ...) are kept. A field still
-    showing the default the plan assumed for an open slot (`defaults`) leaves that slot open."""
-    values: dict[str, Any] = {
-        "model": form.model,
-        "method": form.method,
-        "precision": form.precision,
-        "seq_len": form.seq_len,
-        "micro_batch_size": form.micro_batch_size,
-        "num_gpus": form.num_gpus,
-        "dataset_tokens": None
-        if form.tokens_millions is None
-        else round(form.tokens_millions * TOKENS_UNIT),
-        "budget": _money(form.budget, form.currency),
-        "max_price_per_hour": _money(form.max_price_per_hour, form.currency),
-        "spot": form.spot,
-    }
+def spec_from_form(
+    form: FormValues, previous: JobSpec, defaults: Mapping[str, object] | None = None
+) -> JobSpec:
+    """`previous` amended by the form: filled fields set theirs, open fields clear theirs, and
+    fields the form does not show (optimizer, providers, regions, ...) are kept. A field still
+    showing the default the job assumed for it (`defaults`) stays open. An uploaded model stays
+    while the form shows its name. Bad values raise an InvalidInputError naming the field."""
+    updates: dict[str, Any] = {}
+    for widget in form_widgets():
+        value = form.values.get(widget.field)
+        if value is not None and widget.kind == "money":
+            value = Money(amount=value, currency=form.currency)
+        elif isinstance(value, int | float) and widget.scale != 1:
+            value = round(value * widget.scale)
+        updates[widget.field] = value
+    if updates["model"] is not None and updates["model"] == previous.model_label():
+        updates["model"] = previous.model  # the uploaded architecture the name stands for
     used = defaults or {}
-    for slot, value in list(values.items()):
-        if getattr(previous, slot) is None and value is not None and used.get(slot) == value:
-            values[slot] = None  # the assumed default, untouched: the slot stays open
-    if form.tokens_millions is None and previous.dataset_samples is not None:
-        del values["dataset_tokens"]  # a samples workload has no token field to clear
-    given = {k: v for k, v in values.items() if v is not None}
-    cleared: list[SlotName] = [k for k, v in values.items() if v is None]  # type: ignore[misc]
-    return apply_update(previous, SlotUpdate(**given, clear=cleared))
+    for name, value in list(updates.items()):
+        if getattr(previous, name) is None and value is not None and used.get(name) == value:
+            updates[name] = None  # the assumed default, untouched: the field stays open
+    if updates["tokens"] is None and previous.samples is not None:
+        del updates["tokens"]  # a samples workload has no token field to clear
+    given = {k: v for k, v in updates.items() if v is not None}
+    cleared = [k for k, v in updates.items() if v is None]
+    return apply_update(previous, JobUpdate.parse({**given, "clear": cleared}))
 
 
-def form_values(form: JobForm) -> tuple[Any, ...]:
-    """The form's values in `FORM_FIELDS` order (what the panel's widgets show)."""
-    return tuple(getattr(form, name) for name in FORM_FIELDS)
-
-
-def assumed_defaults(state: JobState, catalog: Catalog | None = None) -> dict[str, object]:
-    """The defaults `build_job` would use for the slots `state` leaves open (none without a
-    model, or when the job is invalid: the form then shows the open fields blank)."""
+def assumed_defaults(spec: JobSpec, catalog: Catalog | None = None) -> dict[str, object]:
+    """The defaults the job uses for the fields `spec` leaves open (none without a model, or when
+    the job is invalid: the form then shows the open fields blank)."""
     try:
-        plan = build_job(state, catalog)
+        resolved = resolve_job(spec, catalog, strict=False)
     except AdvisorError:
         return {}
-    return {item.slot: item.value for item in plan.assumed}
+    return resolved.assumed_values() if resolved.ready else {}

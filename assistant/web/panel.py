@@ -1,33 +1,34 @@
 """The job panel beside the chat: its data, where it comes from, and what it shows.
 
 The panel holds the last memory estimate and ranking. After a chat turn they are the artifacts of
-that turn's `estimate_memory` and `rank_instances` calls (`panel_from_events`); after the form
-is edited they are computed from the job state with the same domain functions
-(`compute_panel`: `build_job`, `estimate`, `rank`). `panel_view` turns the data into what the
-components show, in the conversation's language. No UI library is imported here.
+that turn's `estimate_memory` and `rank_instances` calls (`panel_from_events`); after the form is
+edited they are computed from the job state through the same resolution the chat's tools use
+(`compute_panel`: `tools.advice.rank_job` and the estimate of the job it resolved). `panel_view`
+turns the data into what the components show, in the conversation's language. No UI library is
+imported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from assistant.agent.events import ToolEnd
-from assistant.agent.jobspec import Notice, build_job, filter_catalog
-from assistant.agent.state import JobState
+from assistant.agent.toolbox import ARTIFACT_ROWS
 from assistant.answers.job import notices_section
 from assistant.answers.parts import Text
 from assistant.web.charts import render_memory_chart
 from assistant.web.launch_spec import build_launch_spec, to_json, to_skypilot_yaml
 from assistant.web.ui_strings import ui_text
 from assistant.web.views import Table, excluded_table, memory_chart, ranked_table, vram_lines
-from tools.architectures.architecture import ModelArch
+from tools.advice import JobNotice, rank_job
 from tools.catalog.instances import Catalog, Instance
 from tools.errors import AdvisorError
+from tools.job import JobSpec
 from tools.memory import MemoryEstimate, estimate
-from tools.ranking import rank
-from tools.ranking.models import RankResult
+from tools.ranking import RankResult
 
 LAUNCH_CHOICES = 10  # ranked options offered for the launch spec
 
@@ -39,10 +40,10 @@ class PanelData(BaseModel):
 
     estimate: MemoryEstimate | None = None
     ranking: RankResult | None = None
-    notices: list[Notice] = Field(
-        default_factory=list, description="what the plan did not apply as asked (worded later)"
+    notices: list[JobNotice] = Field(
+        default_factory=list, description="what the job did not apply as asked (worded later)"
     )
-    state: JobState | None = Field(default=None, description="the job the notices are about")
+    state: JobSpec | None = Field(default=None, description="the job the notices are about")
     notes: list[str] = Field(default_factory=list, description="plain lines, already worded")
 
 
@@ -86,24 +87,20 @@ def panel_from_events(events: Iterable[object], previous: PanelData) -> PanelDat
     return PanelData(estimate=found_estimate, ranking=found_ranking)
 
 
-def compute_panel(state: JobState, catalog: Catalog, arch: ModelArch | None = None) -> PanelData:
-    """Estimate and rank the job `state` describes; `arch` (an uploaded config.json) replaces
-    the model. A job without a model, or one the tools reject, gives notes instead."""
-    if arch is not None and state.model is None:
-        state = state.model_copy(update={"model": f"{arch.total_params()}"})
+def compute_panel(state: JobSpec, catalog: Catalog) -> PanelData:
+    """Estimate and rank the job `state` describes, as the chat's tools would. A job without a
+    model, or one the tools reject, gives notes instead."""
+    if state.model is None:
+        return PanelData(state=state)
     try:
-        plan = build_job(state, catalog)
-        notices = list(plan.notices)
-        if plan.job is None or plan.request is None:
-            return PanelData(notices=notices, state=state)
-        job, request = plan.job, plan.request
-        if arch is not None:
-            job = job.model_copy(update={"model": arch})
-            request = request.model_copy(update={"job": job})
-        result = rank(request, filter_catalog(plan, catalog))
-        return PanelData(estimate=estimate(job), ranking=result, notices=notices, state=state)
+        resolved, ranking = rank_job(
+            state, catalog, top=ARTIFACT_ROWS, strict=False, now=datetime.now(UTC)
+        )
+        assert resolved.estimate_input is not None  # the state has a model
+        memory = estimate(resolved.estimate_input)
     except AdvisorError as exc:
         return PanelData(notes=[str(exc)])
+    return PanelData(estimate=memory, ranking=ranking, notices=list(resolved.notices), state=state)
 
 
 def panel_view(

@@ -7,9 +7,9 @@ Gradio reads them to publish the endpoint and the MCP tool. They run the chat's 
 functions (`assistant.agent.toolbox.run_*`) and return the same JSON text (figures with units in
 the key names), which MCP clients read as it is.
 
-A bad argument or a domain error raises `gr.Error` with the message the command line prints
-("error: seq_len: got 0; valid: ..."): MCP clients receive it as a tool error (`isError: true`),
-HTTP clients as the endpoint's error.
+A bad argument or a domain error raises the `AdvisorError` the command line prints ("seq_len:
+got 0; valid: ..."); the app's edge (`assistant.web.blocks.demo.endpoint`) turns it into an
+error MCP clients receive as a tool error (`isError: true`) and HTTP clients as the endpoint's.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-import gradio as gr
 from pydantic import BaseModel, ValidationError
 
 from assistant.agent.tool_args import EstimateMemoryArgs, RankInstancesArgs, SearchKnowledgeArgs
@@ -29,10 +28,10 @@ from assistant.agent.toolbox import (
     run_search_knowledge,
 )
 from tools.catalog.instances import Catalog
-from tools.errors import AdvisorError, invalid_input
-from tools.job.spec import VALID
+from tools.errors import invalid_input
+from tools.job.limits import VALID
 
-__all__ = ["PublicApi", "endpoint_error"]
+__all__ = ["PublicApi"]
 
 _SUMMARIES = {
     "estimate_memory": "Estimate peak GPU memory per GPU to train or fine-tune a model: weights,"
@@ -51,11 +50,6 @@ _RETURNS = {
     " reason, assumed defaults",
     "search_knowledge": "JSON text: passages with topic, lang, title, text and source",
 }
-
-
-def endpoint_error(error: AdvisorError) -> gr.Error:
-    """The error an endpoint raises: the command line's one line ('error: ...')."""
-    return gr.Error(str(error), title="error", print_exception=False)
 
 
 def _docstring(name: str, schema: type[BaseModel]) -> str:
@@ -93,10 +87,8 @@ def _endpoint(
         values = {k: v for k, v in bound.arguments.items() if v is not None}
         try:
             content, _artifact = run(schema.model_validate(values))
-        except AdvisorError as exc:
-            raise endpoint_error(exc) from None
         except ValidationError as exc:
-            raise endpoint_error(invalid_input(exc, VALID)) from None
+            raise invalid_input(exc, VALID) from None
         return content
 
     endpoint.__name__ = endpoint.__qualname__ = name

@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assistant.agent.conversation import Session
 from assistant.web.panel import PanelData
-from tools.architectures.architecture import ModelArch
 
 BROWSER_VERSION = 1
 MAX_SAVED_MESSAGES = 200  # chat messages kept in the browser (tool calls and citations count)
@@ -33,10 +32,6 @@ class WebSession(BaseModel):
         default_factory=list, description="messages as the chat shows them (role, content, ...)"
     )
     panel: PanelData = Field(default_factory=PanelData)
-    uploaded: ModelArch | None = Field(default=None, description="model from a config.json")
-    uploaded_as: str | None = Field(
-        default=None, description="the model slot value standing for the uploaded model"
-    )
     chosen: str | None = Field(default=None, description="instance id of the launch spec")
     ui_lang: str = Field(default="en", description="the browser's language, before any answer")
 
@@ -44,12 +39,6 @@ class WebSession(BaseModel):
     def language(self) -> str:
         """Language of server-rendered text: the conversation's, else the browser's."""
         return self.session.language or self.ui_lang
-
-    def uploaded_model(self) -> ModelArch | None:
-        """The uploaded architecture while the job's model is still the one it stands for."""
-        if self.uploaded is not None and self.session.state.model == self.uploaded_as:
-            return self.uploaded
-        return None
 
     def to_browser(self) -> dict[str, Any]:
         """What the browser keeps: the conversation and the most recent chat messages."""

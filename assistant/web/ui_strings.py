@@ -61,26 +61,3 @@ def example_prompts() -> list[tuple[str, str]]:
     """(language, prompt) for every example prompt, languages in `LANGUAGES` order."""
     examples = _table()[1]
     return [(lang, prompt) for lang in LANGUAGES for prompt in examples[lang]]
-
-
-def language_from_header(accept_language: str | None) -> str:
-    """The most wanted of our languages in an HTTP Accept-Language header, by q weight then
-    order ('tr-TR,tr;q=0.9,en;q=0.8' -> 'tr'); English when it names none of them."""
-    weighted: list[tuple[float, int, str]] = []
-    for position, part in enumerate((accept_language or "").split(",")):
-        tag, _, params = part.strip().partition(";")
-        code = tag.strip().lower().split("-")[0]
-        weight = _q_weight(params)
-        if code in LANGUAGES and weight > 0:
-            weighted.append((-weight, position, code))
-    return min(weighted)[2] if weighted else DEFAULT_LANGUAGE
-
-
-def _q_weight(params: str) -> float:
-    text = params.strip().replace(" ", "")
-    if not text.startswith("q="):
-        return 1.0
-    try:
-        return float(text[2:])
-    except ValueError:
-        return 0.0

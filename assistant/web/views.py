@@ -15,12 +15,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from assistant.answers.i18n import has_message, message
+from assistant.web.charts import memory_chart, render_memory_chart, vram_lines
 from assistant.web.ui_strings import ui_text
 from knowledge.retrieval import Passage
+from tools.advice import Assumed
 from tools.catalog.instances import Catalog, Instance
-from tools.gpus import find_gpu
-from tools.memory import EstimateInput, MemoryEstimate, estimate
-from tools.ranking.models import Excluded, RankedOption, RankResult
+from tools.memory import MemoryEstimate
+from tools.ranking.models import Excluded, RankedOption
 from tools.units import GIB
 
 Cell = str | int | float | None
@@ -34,27 +35,6 @@ class Table(BaseModel):
     headers: list[str]
     datatypes: list[Datatype]
     rows: list[list[Cell]]
-
-
-class ChartPart(BaseModel):
-    key: str = Field(description="weights, gradients, optimizer, activations or overhead")
-    label: str
-    gib: float = Field(ge=0, description="GiB (2^30 bytes) per GPU")
-
-
-class VramLine(BaseModel):
-    label: str = Field(description="GPU name as shown, e.g. 'H100-SXM 80 GiB'")
-    gib: float = Field(gt=0, description="memory per GPU, GiB")
-
-
-class MemoryChart(BaseModel):
-    """A stacked bar of one GPU's memory by part, drawn against candidate GPUs' capacities."""
-
-    title: str
-    parts: list[ChartPart]
-    total_gib: float
-    lines: list[VramLine]
-    total_label: str
 
 
 def _gib(n_bytes: float, digits: int = 1) -> float:
@@ -145,42 +125,6 @@ def catalog_table(instances: Iterable[Instance], today: date, stale_days: int, l
     return Table(headers=[ui_text(lang, k) for k in keys], datatypes=types, rows=rows)
 
 
-def vram_lines(
-    result: RankResult | None, extra_gpus: Sequence[str] = (), top: int = 3
-) -> list[VramLine]:
-    """Capacities to draw: the distinct GPUs of the best `top` ranked options, then `extra_gpus`
-    (names; unknown ones are skipped), largest first, each once."""
-    seen: dict[str, float] = {}
-    for option in (result.ranked if result else [])[:top]:
-        seen.setdefault(option.gpu, _gib(option.vram_per_gpu_bytes))
-    for name in extra_gpus:
-        spec = find_gpu(name)
-        if spec is not None:
-            seen.setdefault(spec.id, round(spec.vram_gib, 1))
-    ordered = sorted(seen.items(), key=lambda item: (-item[1], item[0]))
-    return [VramLine(label=f"{gpu} {gib:g} GiB", gib=gib) for gpu, gib in ordered]
-
-
-def memory_chart(estimate: MemoryEstimate, lines: Sequence[VramLine], lang: str) -> MemoryChart:
-    """The estimate's per-GPU parts (GiB) as a stacked bar, with the given VRAM lines."""
-    per_gpu = estimate.per_gpu
-    parts = [
-        ChartPart(key=key, label=ui_text(lang, f"part_{key}"), gib=_gib(getattr(per_gpu, key), 2))
-        for key in PARTS
-    ]
-    gpus = estimate.total_gpus
-    title = f"{estimate.model_name} · {ui_text(lang, 'memory_chart')}"
-    if gpus > 1:
-        title += f" ({gpus} GPUs)"
-    return MemoryChart(
-        title=title,
-        parts=parts,
-        total_gib=_gib(per_gpu.total, 2),
-        lines=list(lines),
-        total_label=ui_text(lang, "chart_need"),
-    )
-
-
 def passages_markdown(passages: Sequence[Passage]) -> str:
     """Search results as Markdown: title, topic and language, then the passage and its source."""
     blocks = []
@@ -242,14 +186,16 @@ class EstimatorView(BaseModel):
     assumptions_markdown: str
 
 
-def estimator_view(inp: EstimateInput, compare_gpus: Sequence[str], lang: str) -> EstimatorView:
-    """The estimator tab for one input: chart against `compare_gpus`, parts, assumptions."""
-    from assistant.web.charts import render_memory_chart  # charts imports this module
-
-    result = estimate(inp)
+def estimator_view(
+    result: MemoryEstimate, assumed: Sequence[Assumed], compare_gpus: Sequence[str], lang: str
+) -> EstimatorView:
+    """The estimator tab for one estimate: chart against `compare_gpus`, parts, the defaults
+    assumed for what was left open, then the estimator's assumptions."""
     chart = memory_chart(result, vram_lines(None, compare_gpus), lang)
+    defaults = [f"- {item.field} = {item.value}: {item.reason}" for item in assumed]
+    lines = [*defaults, *(f"- {line}" for line in result.assumptions)]
     return EstimatorView(
         chart_svg=render_memory_chart(chart),
         parts=breakdown_table(result, lang),
-        assumptions_markdown="\n".join(f"- {line}" for line in result.assumptions),
+        assumptions_markdown="\n".join(lines),
     )

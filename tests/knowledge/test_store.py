@@ -21,7 +21,8 @@ import pytest
 from knowledge.chunking import chunk_entries
 from knowledge.config import KnowledgeConfig
 from knowledge.documents import load_entries
-from knowledge.embcache import text_key, write_seed
+from knowledge.embcache import SEED_PROBES, text_key, write_seed
+from knowledge.errors import ChromaUnreachableError
 from knowledge.store import (
     CHUNKS,
     MANIFEST,
@@ -30,7 +31,7 @@ from knowledge.store import (
     IndexStore,
     content_hash,
 )
-from tests.knowledge.conftest import HashEmbeddings
+from tests.fakes.embeddings import HashEmbeddings
 from tools.errors import InvalidInputError
 
 EMB = HashEmbeddings()
@@ -75,21 +76,26 @@ def test_build_takes_seed_vectors_and_embeds_only_the_rest(
     kb_config: KnowledgeConfig, chunks, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     seed_dir = tmp_path / "seed"
-    one_hot = np.eye(64, dtype=np.float32)
-    seeded = {text_key(c.index_text): one_hot[i] for i, c in enumerate(chunks[1:])}
+    # The seed's vectors point the way this machine's do (it reproduces them, so they are used)
+    # but are twice as long, so a stored vector shows where it came from.
+    own = {
+        c.index_text: np.asarray(EMB.embed_query(c.index_text), dtype=np.float32) for c in chunks
+    }
+    seeded = {text_key(c.index_text): 2 * own[c.index_text] for c in chunks[1:]}
     write_seed(seed_dir / "embeddings-hash.npz", EMB.embedder_id, seeded)
-    embeddings = HashEmbeddings(fail_after=1)  # raises if asked for a second text
+    embeddings = HashEmbeddings(fail_after=1 + SEED_PROBES)  # the probes, then one text
     store = IndexStore(kb_config, seed_dir=seed_dir)
     with caplog.at_level(logging.INFO, logger="knowledge"):
         manifest = store.build(chunks, embeddings, embeddings.embedder_id)
-    assert embeddings.embedded == 1 and manifest.chunk_count == len(chunks), "one chunk computed"
+    assert embeddings.embedded == 1 + SEED_PROBES, "the seed's probes and the one missing chunk"
+    assert manifest.chunk_count == len(chunks)
     assert f"{len(chunks) - 1} from the shipped seed, 0 from the cache, 1 computed" in caplog.text
     opened = store.open(EMB)
     assert opened is not None
     got = opened.collection.get(ids=[c.id for c in chunks], include=["embeddings"])
     stored = dict(zip(got["ids"], got["embeddings"], strict=True))
-    for i, chunk in enumerate(chunks[1:]):
-        assert np.array_equal(stored[chunk.id], one_hot[i]), f"{chunk.id} holds its seed vector"
+    for chunk in chunks[1:]:
+        assert np.allclose(stored[chunk.id], 2 * own[chunk.index_text]), f"{chunk.id}: seeded"
     assert np.allclose(stored[chunks[0].id], EMB.embed_documents([chunks[0].index_text])[0])
     opened.close()
 
@@ -209,14 +215,15 @@ def test_unreachable_chroma_server_fails_fast_with_the_url(tmp_path: Path) -> No
     config = KnowledgeConfig(data_dir=tmp_path / "index", chroma_url=url)
     started = time.monotonic()
     with pytest.raises(
-        InvalidInputError, match=r"chroma_url: got 'http://127\.0\.0\.1:\d+'; valid: a reach"
+        ChromaUnreachableError,
+        match=r"^Chroma server http://127\.0\.0\.1:\d+ is unreachable: connection refused ",
     ):
         IndexStore(config).build([], EMB, EMB.embedder_id)
     assert time.monotonic() - started < 5, "no waiting on a closed port"
     assert not list((tmp_path / "index").glob("v-*")), "the failed build left no folder"
 
 
-@pytest.mark.parametrize("url", ["ftp://host:1", "localhost:8000"])
+@pytest.mark.parametrize("url", ["ftp://host:1", "localhost:8000", "http://host:99999"])
 def test_malformed_chroma_url_is_rejected(tmp_path: Path, url: str) -> None:
     config = KnowledgeConfig(data_dir=tmp_path / "index", chroma_url=url)
     with pytest.raises(InvalidInputError, match=r"chroma_url: .*valid: http\(s\)://host:port"):

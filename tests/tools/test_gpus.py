@@ -34,6 +34,12 @@ DATASHEET = {
     "V100-16GB-PCIe": (16, 900, None, 112, None, None, "PCIe", None),
     "T4": (16, 320, None, 65, None, None, "PCIe", None),
     "MI300X": (192, 5300, 1307.4, 1307.4, 653.7, 2614.9, "OAM", 896),
+    "B300": (288, 8000, 2250, 2250, 1125, 4500, "SXM", 1800),
+    "GB200": (186, 8000, 2500, 2500, 1250, 5000, "superchip", 1800),
+    "RTXPRO6000": (96, 1792, 503.8, 503.8, 251.9, 1007.6, "PCIe", None),
+    "MI325X": (256, 6000, 1307.4, 1307.4, 653.7, 2614.9, "OAM", 896),
+    "MI355X": (288, 8000, 2500, 2500, None, 5000, "OAM", None),
+    "Gaudi3": (128, 3670, 1835, None, None, 1835, "OAM", 1200),
 }
 
 
@@ -168,9 +174,13 @@ def test_every_gpu_is_sourced_and_consistent() -> None:
 
 
 def test_dense_fp8_is_twice_dense_16bit_where_both_exist() -> None:
-    # Hopper/Ada/Blackwell/CDNA3 tensor cores run FP8 at twice the 16-bit rate (dense); the L40S
-    # datasheet rounds its figures (362.05 vs 733), hence 3%.
+    # Hopper/Ada/Blackwell/CDNA3/CDNA4 tensor cores run FP8 at twice the 16-bit rate (dense); the
+    # L40S datasheet rounds its figures (362.05 vs 733), hence 3%. Gaudi 3's matrix engines run
+    # FP8 at the BF16 rate (Intel: 1,835 TFLOPS each).
+    assert lookup_gpu("Gaudi3").fp8_tflops == lookup_gpu("Gaudi3").bf16_tflops == 1835
     for spec in list_gpus():
+        if spec.vendor == "Intel":
+            continue
         if spec.fp8_tflops is not None and spec.bf16_tflops is not None:
             ratio = spec.fp8_tflops / spec.bf16_tflops
             assert ratio == pytest.approx(2.0, rel=0.03), f"{spec.id}: FP8/BF16 = {ratio:.3f}"

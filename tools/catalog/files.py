@@ -1,8 +1,10 @@
 """Read and write catalogs in our own formats (YAML and CSV with `Instance` field names).
 
 Reading is all-or-nothing: the first bad row fails the whole file with its row number, the field,
-the value given and what is valid. Writing is atomic (temp file in the same folder + os.replace),
-so a reader never sees half a file and a failed write leaves the old file in place.
+the value given and what is valid. Files are read through `tools.catalog.bounds` (regular files
+only, size caps checked first, bounded YAML); CSV is streamed row by row, so a large catalog costs
+its rows, not its text. Writing is atomic (temp file in the same folder + os.replace), so a reader
+never sees half a file and a failed write leaves the old file in place.
 
 YAML layout (the curated files under tools/data/catalog/ use it):
 
@@ -18,15 +20,25 @@ separated by ';', empty cells = not given.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Mapping, Sequence
+import io
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 from pydantic import ValidationError
 
+from tools.catalog.bounds import (
+    MAX_CSV_BYTES,
+    MAX_ROWS,
+    MAX_YAML_BYTES,
+    CatalogFileError,
+    load_yaml,
+    open_bounded,
+    read_bounded_text,
+)
 from tools.catalog.instances import Catalog, Instance
 from tools.catalog.providers import provider_terms
 from tools.errors import InvalidInputError
@@ -34,10 +46,9 @@ from tools.files import write_atomic
 
 _BUILTIN_FOLDER = "data/catalog"  # inside the `tools` package
 CATALOG_SUFFIXES = (".yaml", ".yml", ".csv")
+_FIELDS = tuple(Instance.model_fields)
 
-
-class CatalogFileError(InvalidInputError):
-    """A catalog file (or one row of it) is not valid; nothing from the file was used."""
+__all__ = ["CATALOG_SUFFIXES", "CatalogFileError"]
 
 
 def row_error(source: str, row: int, exc: ValidationError | InvalidInputError) -> CatalogFileError:
@@ -46,7 +57,8 @@ def row_error(source: str, row: int, exc: ValidationError | InvalidInputError) -
         return CatalogFileError(f"{source} row {row}: {exc.field}", exc.value, exc.valid)
     first = exc.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or "row"
-    valid = f"{first['msg']} ({_allowed(field)})" if _allowed(field) else first["msg"]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    valid = f"{message} ({_allowed(field)})" if _allowed(field) else message
     value = "(missing)" if first["type"] == "missing" else first.get("input")
     return CatalogFileError(f"{source} row {row}: field {field}", value, valid)
 
@@ -58,16 +70,24 @@ def _allowed(field: str) -> str:
 
 
 def instances_from_rows(
-    rows: Iterable[Mapping[str, Any]], source: str, defaults: Mapping[str, Any] | None = None
+    rows: Iterable[Mapping[str, Any]],
+    source: str,
+    defaults: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> Catalog:
-    """Validate every row (merged over `defaults`) into a catalog; the first bad row fails all."""
+    """Validate every row (merged over `defaults`, under `overrides`) into a catalog; the first
+    bad row fails all."""
     items: list[Instance] = []
     seen: dict[str, int] = {}
     for number, row in enumerate(rows, start=1):
+        if number > MAX_ROWS:
+            raise CatalogFileError(f"{source} rows", f"more than {MAX_ROWS:,}", "a smaller file")
         if not isinstance(row, Mapping):
             raise CatalogFileError(f"{source} row {number}", row, "a mapping of Instance fields")
         try:
-            item = Instance.model_validate(_with_defaults(row, defaults or {}))
+            item = Instance.model_validate(
+                {**_with_defaults(row, defaults or {}), **(overrides or {})}
+            )
         except ValidationError as exc:
             raise row_error(source, number, exc) from None
         if item.id in seen:
@@ -89,16 +109,15 @@ def _with_defaults(row: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[
 
 def parse_yaml_text(text: str, source: str) -> Catalog:
     """A catalog from YAML text in the layout described in this module's docstring."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise CatalogFileError(f"{source}", "unparseable YAML", f"valid YAML ({exc})") from None
+    data = load_yaml(text, source)
     if data is None:
         return Catalog()
     if isinstance(data, list):
         return instances_from_rows(data, source)
     if not isinstance(data, dict) or not isinstance(data.get("instances", []), list):
         raise CatalogFileError(source, type(data).__name__, "a list of rows or {instances: [...]}")
+    if not isinstance(data.get("defaults") or {}, dict):
+        raise CatalogFileError(f"{source} defaults", data.get("defaults"), "a mapping of fields")
     defaults = dict(data.get("defaults") or {})
     if "provider" in data:
         defaults.setdefault("provider", data["provider"])
@@ -113,30 +132,47 @@ def _csv_cell(field: str, value: str) -> Any:
 
 def parse_csv_text(text: str, source: str) -> Catalog:
     """A catalog from CSV text whose header names Instance fields."""
-    reader = csv.DictReader(text.splitlines())
+    return parse_csv_stream(io.StringIO(text, newline=""), source)
+
+
+def parse_csv_stream(
+    handle: IO[str], source: str, overrides: Mapping[str, Any] | None = None
+) -> Catalog:
+    """A catalog from a CSV stream whose header names Instance fields, read row by row;
+    `overrides` replace those fields in every row."""
+    return instances_from_rows(csv_rows(handle, source), source, overrides=overrides)
+
+
+def csv_rows(handle: IO[str], source: str) -> Iterator[dict[str, Any]]:
+    """The rows of one of our CSV files as field -> value (empty cells left out)."""
+    reader = csv.DictReader(handle)
     unknown = [name for name in reader.fieldnames or [] if name not in Instance.model_fields]
     if unknown:
         valid = ", ".join(Instance.model_fields)
         raise CatalogFileError(f"{source} header", unknown, f"Instance field names: {valid}")
-    rows = (
-        {key: _csv_cell(key, val.strip()) for key, val in row.items() if val and val.strip()}
-        for row in reader
-    )
-    return instances_from_rows(rows, source)
+    for row in reader:
+        if None in row:  # more cells than the header names
+            raise CatalogFileError(
+                f"{source} line {reader.line_num}",
+                row[None],
+                f"{len(reader.fieldnames or [])} cells",
+            )
+        yield {key: _csv_cell(key, val.strip()) for key, val in row.items() if val and val.strip()}
 
 
-def read_catalog_file(path: Path) -> Catalog:
-    """Our YAML (.yaml/.yml) or CSV (.csv) catalog file."""
+def read_catalog_file(path: Path, overrides: Mapping[str, Any] | None = None) -> Catalog:
+    """Our YAML (.yaml/.yml) or CSV (.csv) catalog file (bounded: see tools.catalog.bounds);
+    `overrides` replace those fields in every row (e.g. origin='import' for a user's file)."""
     suffix = path.suffix.lower()
     if suffix not in CATALOG_SUFFIXES:
         raise CatalogFileError("catalog file", str(path), f"a file ending in {CATALOG_SUFFIXES}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogFileError("catalog file", str(path), f"a readable file ({exc})") from None
     if suffix == ".csv":
-        return parse_csv_text(text, path.name)
-    return parse_yaml_text(text, path.name)
+        with open_bounded(path, MAX_CSV_BYTES) as handle:
+            return parse_csv_stream(handle, path.name, overrides)
+    catalog = parse_yaml_text(read_bounded_text(path, MAX_YAML_BYTES), path.name)
+    if not overrides:
+        return catalog
+    return Catalog(item.model_copy(update=dict(overrides)) for item in catalog)
 
 
 def read_builtin_catalog() -> Catalog:
@@ -160,11 +196,38 @@ def write_catalog_yaml(catalog: Catalog, path: Path) -> Path:
     return write_atomic(path, catalog_to_yaml(catalog))
 
 
-def read_catalog_files(paths: Sequence[Path | str]) -> Catalog:
+def write_catalog_csv(catalog: Iterable[Instance], path: Path) -> Path:
+    """Write every field of every row to `path` as our CSV, streamed and atomic; returns `path`.
+    Lists (regions) are joined with ';', None is an empty cell."""
+
+    def write(handle: IO[bytes]) -> None:
+        text = io.TextIOWrapper(handle, encoding="utf-8", newline="", write_through=True)
+        writer = csv.writer(text)
+        writer.writerow(_FIELDS)
+        for item in catalog:
+            data = item.model_dump(mode="json")
+            writer.writerow([_csv_text(data[name]) for name in _FIELDS])
+        text.flush()
+        text.detach()
+
+    return write_atomic(path, write)
+
+
+def _csv_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ";".join(str(v) for v in value)
+    return str(value)
+
+
+def read_catalog_files(
+    paths: Sequence[Path | str], overrides: Mapping[str, Any] | None = None
+) -> Catalog:
     """Our own YAML/CSV catalog files, merged in order (later files replace same ids)."""
     catalog = Catalog()
     for path in paths:
-        catalog = catalog.merged(read_catalog_file(Path(path)))
+        catalog = catalog.merged(read_catalog_file(Path(path), overrides))
     return catalog
 
 

@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import date
-from typing import Any
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from tools.enums import Billing, Interconnect, Network
 from tools.errors import InvalidInputError, UnknownNameError
@@ -22,11 +29,29 @@ from tools.gpus import GPUSpec, find_gpu, lookup_gpu, matching_gpu_ids
 
 DEFAULT_STALE_PRICE_DAYS = 120  # mirrors Settings.stale_price_days; tools/ must not import it
 
+# Physically plausible bounds of a catalog row, so that one poisoned cell (a price of 1e-300 or
+# 1e308, 1e32 GPUs, a date in 2099) cannot rank first or break every later ranking. The price
+# range is per GPU-hour, on demand and spot: the cheapest and dearest rows of the public catalogs
+# in November 2026 were about $0.03 (a consumer GPU on Vast.ai) and $19.33 (a B200 in GCP's
+# asia-southeast1, SkyPilot's catalog), so the range leaves a wide margin on both sides.
+MIN_PRICE_PER_GPU_HOUR = 0.01  # USD
+MAX_PRICE_PER_GPU_HOUR = 100.0  # USD
+MAX_GPUS_PER_INSTANCE = 1024  # a rack-scale NVL72 system is 72; no instance sells more than this
+MAX_VRAM_PER_GPU_GIB = 1024.0  # today's largest is 288 GiB (B300, MI355X)
+FUTURE_TOLERANCE = timedelta(days=1)  # a date "today" in a timezone ahead of ours is not future
+# Text a spreadsheet would run as a formula (=cmd|...!A0): OWASP's CSV-injection prefixes.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_TEXT_FIELDS = ("id", "provider", "instance_type", "fabric", "source", "notes")
+
+# Where a row came from: the curated built-in catalog, a user's own import or file, or a refresh
+# from gpuhunt's or SkyPilot's hosted catalogs.
+Origin = Literal["curated", "import", "gpuhunt", "skypilot"]
+
 
 class Instance(BaseModel):
     """One rentable GPU machine shape at one provider, with its on-demand price and its source."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     id: str = Field(description="'<provider>/<instance_type>', unique within a catalog")
     provider: str = Field(min_length=1, description="lower-case provider key, e.g. 'aws'")
@@ -35,19 +60,21 @@ class Instance(BaseModel):
         default_factory=list, description="regions offering it at this price; empty = not stated"
     )
     gpu: str = Field(description="canonical GPUSpec.id; aliases are accepted and canonicalised")
-    gpu_count: int = Field(ge=1, description="GPUs per instance")
+    gpu_count: int = Field(ge=1, le=MAX_GPUS_PER_INSTANCE, description="GPUs per instance")
     vram_per_gpu_gib: float = Field(
-        gt=0, description="GPU memory per GPU, GiB; defaults to the GPU's datasheet capacity"
+        gt=0,
+        le=MAX_VRAM_PER_GPU_GIB,
+        description="GPU memory per GPU, GiB; defaults to the GPU's datasheet capacity",
     )
-    vcpus: int | None = Field(default=None, ge=1, description="host vCPUs")
-    ram_gib: float | None = Field(default=None, gt=0, description="host RAM, GiB")
+    vcpus: int | None = Field(default=None, ge=1, le=100_000, description="host vCPUs")
+    ram_gib: float | None = Field(default=None, gt=0, le=1e6, description="host RAM, GiB")
     interconnect: Interconnect = Field(
         description="intra-node GPU-to-GPU path: 'nvswitch' (HGX boards), 'nvlink' (bridges or"
         " direct links), 'pcie' (PCIe only, also used for single-GPU instances)"
     )
     network: Network = Field(default="ethernet", description="inter-node fabric")
     network_gbps: float | None = Field(
-        default=None, gt=0, description="inter-node bandwidth per instance, Gbit/s"
+        default=None, gt=0, le=1e6, description="inter-node bandwidth per instance, Gbit/s"
     )
     fabric: str | None = Field(
         default=None, description="what the inter-node fabric is, e.g. 'EFA v2 (SRD over Ethernet)'"
@@ -59,11 +86,23 @@ class Instance(BaseModel):
     )
     spot_available: bool = Field(description="the provider sells it as spot/interruptible")
     billing_granularity: Billing = Field(description="unit the provider bills usage in")
-    min_charge_seconds: int = Field(ge=0, description="minimum billed duration per start, seconds")
+    min_charge_seconds: int = Field(
+        ge=0, le=31 * 86400, description="minimum billed duration per start, seconds"
+    )
     persistent_volumes: bool = Field(description="network volumes survive instance deletion")
     source: str = Field(min_length=1, description="where the price was read (URL or catalog)")
-    as_of: date = Field(description="when the price was read or applied")
+    as_of: date = Field(description="when the price was read or applied; never in the future")
     notes: str = Field(default="", description="caveats about this row")
+    origin: Origin = Field(
+        default="curated",
+        description="where the row came from: 'curated' (built-in), 'import' (the user's own file"
+        " or import), 'gpuhunt' or 'skypilot' (a refresh from their hosted catalogs)",
+    )
+    fetched_at: datetime | None = Field(
+        default=None,
+        description="when a refresh downloaded this price (UTC); None for curated and imported"
+        " rows",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -94,6 +133,56 @@ class Instance(BaseModel):
     def _lower_provider(cls, value: str) -> str:
         return value.strip().lower()
 
+    @field_validator(*_TEXT_FIELDS)
+    @classmethod
+    def _no_formula(cls, value: str | None) -> str | None:
+        if value and value.startswith(FORMULA_PREFIXES):
+            raise ValueError(
+                "text that does not start with = + - @ (a spreadsheet would run it as a formula)"
+            )
+        return value
+
+    @field_validator("regions")
+    @classmethod
+    def _no_formula_regions(cls, value: list[str]) -> list[str]:
+        for region in value:
+            cls._no_formula(region)
+        return value
+
+    @field_validator("price_per_hour", "spot_price_per_hour")
+    @classmethod
+    def _plausible_price(cls, value: float | None, info: ValidationInfo) -> float | None:
+        count = info.data.get("gpu_count")
+        if value is None or not isinstance(count, int):
+            return value
+        per_gpu = value / count
+        if not MIN_PRICE_PER_GPU_HOUR <= per_gpu <= MAX_PRICE_PER_GPU_HOUR:
+            raise ValueError(
+                f"USD per hour for the whole instance, between ${MIN_PRICE_PER_GPU_HOUR:g} and"
+                f" ${MAX_PRICE_PER_GPU_HOUR:g} per GPU-hour (this is ${per_gpu:.3g} per GPU-hour)"
+            )
+        return value
+
+    @field_validator("as_of")
+    @classmethod
+    def _not_future(cls, value: date) -> date:
+        latest = datetime.now(UTC).date() + FUTURE_TOLERANCE
+        if value > latest:
+            raise ValueError(
+                f"a date no later than {latest.isoformat()} (prices are not known ahead)"
+            )
+        return value
+
+    @field_validator("fetched_at")
+    @classmethod
+    def _fetched_in_utc(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        stamp = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        if stamp > datetime.now(UTC) + FUTURE_TOLERANCE:
+            raise ValueError("a download time that is not in the future")
+        return stamp
+
     @model_validator(mode="after")
     def _consistent(self) -> Instance:
         if self.spot_price_per_hour is not None and not self.spot_available:
@@ -116,6 +205,12 @@ class Instance(BaseModel):
     def price_per_gpu_hour(self) -> float:
         """On-demand USD per GPU-hour."""
         return self.price_per_hour / self.gpu_count
+
+    @property
+    def spot_price_per_gpu_hour(self) -> float | None:
+        """Spot USD per GPU-hour, None without a spot price."""
+        spot = self.spot_price_per_hour
+        return None if spot is None else spot / self.gpu_count
 
     def price_age_days(self, today: date) -> int:
         """Days between `as_of` and `today` (negative if as_of is in the future)."""

@@ -30,7 +30,9 @@ from tools.catalog.files import CatalogFileError, row_error
 from tools.catalog.instances import Catalog, Instance
 from tools.catalog.providers import provider_terms
 from tools.catalog.skypilot_rows import (
+    PLACEHOLDER_PRICES,
     SkyRow,
+    memory_mismatch,
     per_gpu_mib,
     read_rows,
     resolve_gpu,
@@ -92,17 +94,20 @@ def _positive(value: float | None) -> float | None:
     return value if value is not None and value > 0 else None
 
 
-def _usable(cloud: str, row: SkyRow, skipped: Counter[str]) -> _Priced | None:
+def _usable(
+    cloud: str, row: SkyRow, skipped: Counter[str], memory_per_gpu: bool = False
+) -> _Priced | None:
     reason = skip_reason_for_accelerator(row.accelerator, row.count)
-    gpu = (
-        None
-        if reason
-        else resolve_gpu(cloud, row.instance_type, row.accelerator, per_gpu_mib(cloud, row))
-    )
+    mib = row.gpu_mib if memory_per_gpu else per_gpu_mib(cloud, row)
+    gpu = None if reason else resolve_gpu(cloud, row.instance_type, row.accelerator, mib)
+    if reason is None and gpu is not None:
+        reason = memory_mismatch(gpu, mib)
     if reason is None and not row.instance_type:
         reason = "no instance type"
     if reason is None and row.price is None:
         reason = "no on-demand price"
+    if reason is None and _placeholder(cloud, row.price):
+        reason = f"placeholder price {row.price}"
     if reason is not None or gpu is None or row.price is None:
         skipped[reason or "unknown accelerator"] += 1
         return None
@@ -130,6 +135,8 @@ def _gcp_priced(rows: Sequence[SkyRow], skipped: Counter[str]) -> list[_Priced]:
         if row.instance_type and not row.accelerator:
             continue  # a host VM row: used through the join below
         reason = skip_reason_for_accelerator(row.accelerator, row.count)
+        if reason is None and (_placeholder("gcp", row.price) or _placeholder("gcp", row.spot)):
+            reason = f"placeholder price {row.price}"
         host_type = GCP_HOSTS.get(row.accelerator, {}).get(int(row.count)) if not reason else None
         host = hosts.get((host_type, row.region, row.zone)) if host_type else None
         if reason is None and host_type is None:
@@ -142,6 +149,10 @@ def _gcp_priced(rows: Sequence[SkyRow], skipped: Counter[str]) -> list[_Priced]:
         gpu = resolve_gpu("gcp", host.instance_type, row.accelerator, row.gpu_mib)
         if gpu is None:
             skipped[f"unknown accelerator {row.accelerator!r}"] += 1
+            continue
+        mismatch = memory_mismatch(gpu, row.gpu_mib)
+        if mismatch is not None:
+            skipped[mismatch] += 1
             continue
         # An unpriced host row (GCP a4: price and spot both 0.0) adds nothing to either price.
         host_spot = 0.0 if host.price == 0 else _positive(host.spot)
@@ -162,6 +173,10 @@ def _gcp_priced(rows: Sequence[SkyRow], skipped: Counter[str]) -> list[_Priced]:
             )
         )
     return priced
+
+
+def _placeholder(cloud: str, price: float | None) -> bool:
+    return price is not None and price in PLACEHOLDER_PRICES.get(cloud, frozenset())
 
 
 @cache
@@ -240,14 +255,29 @@ def _terms_fields(cloud: str) -> dict[str, Any]:
 
 
 def instances_from_rows(
-    cloud: str, rows: Sequence[SkyRow], as_of: date, source: str | None = None
+    cloud: str,
+    rows: Sequence[SkyRow],
+    as_of: date,
+    source: str | None = None,
+    *,
+    split_gcp_prices: bool = True,
+    extra: dict[str, Any] | None = None,
+    lenient: bool = False,
+    memory_per_gpu: bool = False,
 ) -> ImportResult:
-    """All instances of one cloud's SkyPilot rows (GCP host rows included in `rows`)."""
+    """All instances of one cloud's rows (GCP host rows included in `rows`).
+
+    split_gcp_prices: GCP accelerator rows carry the GPU price alone and are joined to their host
+    VM row (SkyPilot's layout); False for sources that price whole GCP instances (gpuhunt).
+    extra: fields set on every instance (origin, fetched_at). lenient: an instance that fails
+    validation (an implausible price) is skipped and counted instead of failing everything.
+    memory_per_gpu: the rows' GPU memory is per GPU whatever the cloud (gpuhunt), not SkyPilot's
+    Vast.ai total of all the row's GPUs."""
     skipped: Counter[str] = Counter()
-    if cloud == "gcp":
+    if cloud == "gcp" and split_gcp_prices:
         priced = _gcp_priced(rows, skipped)
     else:
-        priced = [p for r in rows if (p := _usable(cloud, r, skipped)) is not None]
+        priced = [p for r in rows if (p := _usable(cloud, r, skipped, memory_per_gpu)) is not None]
     by_type: dict[str, list[_Priced]] = defaultdict(list)
     for item in priced:
         by_type[item.instance_type].append(item)
@@ -256,9 +286,14 @@ def instances_from_rows(
     for instance_type in sorted(by_type):
         used: set[str] = set()
         for rank, tier in enumerate(_tiers(by_type[instance_type])):
-            data = _instance_row(cloud, tier, as_of, label)
+            data = {**_instance_row(cloud, tier, as_of, label), **(extra or {})}
             data["id"] = _tier_id(cloud, instance_type, rank, data["regions"], used)
-            items.append(_validated(data, tier[0].row))
+            try:
+                items.append(_validated(data, tier[0].row))
+            except CatalogFileError as exc:
+                if not lenient:
+                    raise
+                skipped[f"invalid row ({exc.field.split(': ')[-1]})"] += len(tier)
     return ImportResult(Catalog(items), rows_read=len(rows), skipped=skipped)
 
 

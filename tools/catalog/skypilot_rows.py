@@ -17,11 +17,20 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
+from tools.catalog.bounds import MAX_CSV_BYTES, MAX_ROWS, open_bounded
 from tools.errors import InvalidInputError
 from tools.gpus import GPUSpec, find_gpu, list_gpus
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price")
+# A GPU whose reported memory is further than this from its datasheet capacity is not taken to be
+# that GPU (clouds report usable memory: AWS's L4 22,888 MiB is 7% under 24 GiB).
+MEMORY_TOLERANCE = 0.15
+# Prices SkyPilot writes when it has none: fetch_gcp.py sets TPU_V6E_MAX_PRICE = 700 for a TPU
+# v6e without a price in a region, "so the failover will go to the region with precise pricing
+# info first" (skypilot-org/skypilot sky/catalog/data_fetchers/fetch_gcp.py).
+PLACEHOLDER_PRICES: dict[str, frozenset[float]] = {"gcp": frozenset({700.0})}
 
 
 class SkyPilotRowError(InvalidInputError):
@@ -54,8 +63,8 @@ def _number(value: str | None, source: str, row: int, column: str) -> float | No
         number = float(text)
     except ValueError:
         raise SkyPilotRowError(f"{source} row {row}: field {column}", text, "a number") from None
-    if math.isnan(number) or number < 0:
-        raise SkyPilotRowError(f"{source} row {row}: field {column}", text, "a number >= 0")
+    if not math.isfinite(number) or number < 0:
+        raise SkyPilotRowError(f"{source} row {row}: field {column}", text, "a finite number >= 0")
     return number
 
 
@@ -86,15 +95,20 @@ def gpu_memory_mib(gpu_info: str | None) -> int | None:
 def read_rows(path: Path, source: str | None = None) -> Iterator[SkyRow]:
     """Every data row of one SkyPilot CSV, typed; raises SkyPilotRowError on a malformed field."""
     name = source or path.name
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise SkyPilotRowError(
-                f"{name} header", missing, f"columns {', '.join(REQUIRED_COLUMNS)}"
-            )
-        for number, raw in enumerate(reader, start=1):
-            yield _typed_row(raw, name, number)
+    with open_bounded(path, MAX_CSV_BYTES) as handle:
+        yield from read_rows_from(handle, name)
+
+
+def read_rows_from(handle: IO[str], name: str) -> Iterator[SkyRow]:
+    """Every data row of one SkyPilot CSV stream, typed (at most MAX_ROWS)."""
+    reader = csv.DictReader(handle)
+    missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise SkyPilotRowError(f"{name} header", missing, f"columns {', '.join(REQUIRED_COLUMNS)}")
+    for number, raw in enumerate(reader, start=1):
+        if number > MAX_ROWS:
+            raise SkyPilotRowError(f"{name} rows", f"more than {MAX_ROWS:,}", "a smaller file")
+        yield _typed_row(raw, name, number)
 
 
 def _typed_row(raw: Mapping[str | None, object], name: str, number: int) -> SkyRow:
@@ -189,10 +203,26 @@ def resolve_gpu(
     return _refine(spec, f"{accelerator} {instance_type}", gpu_mib).id
 
 
+def memory_mismatch(gpu_id: str, gpu_mib: int | None) -> str | None:
+    """Why a row's reported GPU memory rules out `gpu_id` (more than MEMORY_TOLERANCE away from
+    the datasheet capacity), or None: a name is never mapped to a GPU of another size."""
+    if gpu_mib is None:
+        return None
+    spec = find_gpu(gpu_id)
+    if spec is None:
+        return None
+    reported = gpu_mib / 1024
+    if abs(reported - spec.vram_gib) <= MEMORY_TOLERANCE * spec.vram_gib:
+        return None
+    return f"GPU memory {reported:.0f} GiB does not match {spec.id} ({spec.vram_gib:g} GiB)"
+
+
 def skip_reason_for_accelerator(accelerator: str, count: float) -> str | None:
     """Why a row with this accelerator cannot become an instance, or None if it can."""
     if not accelerator or count <= 0:
         return "no GPU"
+    if accelerator.lower().startswith("tpu"):
+        return "TPU (not a GPU)"
     if count != int(count):
         return "fractional GPU"
     if find_gpu(accelerator) is None:

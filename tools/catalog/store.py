@@ -1,9 +1,13 @@
-"""Where catalogs live: the built-in one, imports saved under `<data_dir>/catalogs/`, extra files.
+"""Where catalogs live: the built-in one, refreshed snapshots under `<data_dir>/prices/`, imports
+saved under `<data_dir>/catalogs/`, extra files.
 
 `import_catalog` validates a whole source (SkyPilot CSVs, our CSV or YAML) before anything is
-written; `save_import` then writes it atomically as normalised YAML, one file per imported source,
-so re-importing the same source replaces its file. `load_catalog` merges the built-in catalog with
-every saved import (file-name order) and any extra files, later rows replacing same ids.
+written; `save_import` then writes it atomically as our CSV (streamed), one file per imported
+source, so re-importing the same source replaces its file (an older `.yaml` save of the same name
+is removed). `load_catalog` lays the refreshed snapshots over the built-in catalog by the rules of
+`tools.catalog.merge`, then every saved import (file-name order) and any extra files, later rows
+replacing same ids. `import_overrides` lists what an import would replace, for the --replace
+consent.
 """
 
 from __future__ import annotations
@@ -15,16 +19,20 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
+from tools.catalog.bounds import MAX_CSV_BYTES, MAX_YAML_BYTES, open_bounded, read_bounded_text
 from tools.catalog.files import (
     CatalogFileError,
     builtin_catalog,
-    parse_csv_text,
+    parse_csv_stream,
     parse_yaml_text,
     read_catalog_files,
-    write_catalog_yaml,
+    write_catalog_csv,
 )
 from tools.catalog.instances import Catalog
+from tools.catalog.merge import Override, import_conflicts, overlay_fresh
 from tools.catalog.skypilot import ImportResult, import_skypilot
+
+IMPORTED = {"origin": "import", "fetched_at": None}  # what every row of a user's file is
 
 ImportFormat = Literal["skypilot", "csv", "yaml"]
 IMPORT_FORMATS: tuple[ImportFormat, ...] = ("skypilot", "csv", "yaml")
@@ -45,7 +53,7 @@ def detect_format(path: Path) -> ImportFormat:
         return "yaml"
     if suffix != ".csv":
         raise CatalogFileError("format", str(path), "a folder, a .csv or a .yaml/.yml file")
-    with path.open(newline="", encoding="utf-8") as handle:
+    with open_bounded(path, MAX_CSV_BYTES) as handle:
         header = next(csv.reader(handle), [])
     return "skypilot" if {"InstanceType", "AcceleratorName"} <= set(header) else "csv"
 
@@ -60,16 +68,20 @@ def import_catalog(
         raise CatalogFileError("path", str(path), "an existing file or folder")
     chosen = fmt or detect_format(path)
     if chosen == "skypilot":
-        return import_skypilot(path, as_of=min(as_of or _modified(path), today))
+        result = import_skypilot(path, as_of=min(as_of or _modified(path), today))
+        return ImportResult(_as_imported(result.catalog), result.rows_read, result.skipped)
     if path.is_dir():
         raise CatalogFileError("path", str(path), f"a single .{chosen} file for --format {chosen}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogFileError("path", str(path), f"a readable text file ({exc})") from None
-    parse = parse_csv_text if chosen == "csv" else parse_yaml_text
-    catalog = parse(text, path.name)
+    if chosen == "csv":
+        with open_bounded(path, MAX_CSV_BYTES) as handle:
+            catalog = parse_csv_stream(handle, path.name, IMPORTED)
+    else:
+        catalog = _as_imported(parse_yaml_text(read_bounded_text(path, MAX_YAML_BYTES), path.name))
     return ImportResult(catalog, rows_read=len(catalog))
+
+
+def _as_imported(catalog: Catalog) -> Catalog:
+    return Catalog(item.model_copy(update=IMPORTED) for item in catalog)
 
 
 def _modified(path: Path) -> date:
@@ -86,20 +98,45 @@ def import_name(path: Path, fmt: ImportFormat) -> str:
 
 
 def save_import(catalog: Catalog, data_dir: Path, name: str) -> Path:
-    """Write `catalog` to `<data_dir>/catalogs/<name>.yaml` atomically; returns the path."""
-    if not catalog.instances:
+    """Write `catalog` to `<data_dir>/catalogs/<name>.csv` atomically; returns the path."""
+    if not len(catalog):
         raise CatalogFileError("import", name, "a source with at least one usable GPU instance")
-    return write_catalog_yaml(catalog, user_catalog_dir(data_dir) / f"{name}.yaml")
+    folder = user_catalog_dir(data_dir)
+    saved = write_catalog_csv(catalog, folder / f"{name}.csv")
+    (folder / f"{name}.yaml").unlink(missing_ok=True)  # the format saves were written in before
+    return saved
 
 
 def saved_imports(data_dir: Path) -> list[Path]:
-    """Saved import files, in the order they are merged."""
+    """Saved import files (.csv, and .yaml from before), in the order they are merged."""
     folder = user_catalog_dir(data_dir)
-    return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted([*folder.glob("*.csv"), *folder.glob("*.yaml")], key=lambda p: p.name)
 
 
-def load_catalog(data_dir: Path | None = None, extra_paths: Sequence[Path] = ()) -> Catalog:
-    """Built-in catalog, then saved imports, then `extra_paths`; later rows replace same ids."""
+def import_overrides(
+    catalog: Catalog, data_dir: Path, name: str, extra_paths: Sequence[Path] = ()
+) -> list[Override]:
+    """Rows of `catalog` (to be saved as import `name`) that would replace a built-in row or a
+    row with a newer price in the catalog as it is now (the import's own earlier save aside)."""
+    current = load_catalog(data_dir, extra_paths, skip_import=name)
+    return import_conflicts(catalog, current)
+
+
+def load_catalog(
+    data_dir: Path | None = None, extra_paths: Sequence[Path] = (), *, skip_import: str = ""
+) -> Catalog:
+    """Built-in catalog, refreshed snapshots over it (tools.catalog.merge), then saved imports,
+    then `extra_paths`; imports and extra files replace same ids. skip_import: leave out the saved
+    import of that name."""
+    from tools.catalog.refresh.engine import load_refreshed
+
     catalog = builtin_catalog()
-    paths = [*(saved_imports(data_dir) if data_dir is not None else []), *extra_paths]
-    return catalog.merged(read_catalog_files(paths)) if paths else catalog
+    imports: list[Path] = []
+    if data_dir is not None:
+        for snapshot in load_refreshed(data_dir):
+            catalog, _ = overlay_fresh(catalog, snapshot)
+        imports = [p for p in saved_imports(data_dir) if p.stem != skip_import]
+    paths = [*imports, *extra_paths]
+    return catalog.merged(read_catalog_files(paths, IMPORTED)) if paths else catalog

@@ -46,64 +46,33 @@ from tools.enums import (
     Stack,
 )
 from tools.errors import invalid_input
-from tools.job.aliases import (
-    ATTENTION_ALIASES,
-    VALID_ZERO,
-    ZERO_ALIASES,
+from tools.job.limits import (
+    MAX_BATCH,
+    MAX_CONTEXT_GIB,
+    MAX_GPUS,
+    MAX_HOURS,
+    MAX_NODES,
+    MAX_SEQ_LEN,
+    MAX_TOKENS,
+    VALID,
     attention_alias,
     zero_alias,
 )
 from tools.job.money import Money
 
 __all__ = [
-    "ATTENTION_ALIASES",
+    "EXCLUSIVE",
     "FIELD_GROUPS",
     "JOB_FIELDS",
-    "MAX_BATCH",
-    "MAX_GPUS",
-    "MAX_NODES",
-    "MAX_SEQ_LEN",
     "MECHANISM_FIELDS",
-    "VALID",
-    "VALID_ZERO",
-    "ZERO_ALIASES",
     "FieldGroup",
+    "FieldName",
     "JobSpec",
     "JobUpdate",
     "apply_update",
-    "attention_alias",
-    "zero_alias",
 ]
 
-# Limits on inputs: beyond these the question is almost certainly a typo.
-MAX_SEQ_LEN: Final = 10_000_000
-MAX_BATCH: Final = 100_000
-MAX_GPUS: Final = 100_000
-MAX_NODES: Final = 4096
-MAX_CONTEXT_GIB: Final = 64.0
-MAX_TOKENS: Final = 1e15  # a thousand trillion tokens: far beyond any published training run
-MAX_HOURS: Final = 1e6
-
 FieldGroup = Literal["model", "training", "plan", "data", "limits"]
-
-# What is valid, per field, for the errors built from pydantic's constraint messages.
-VALID: Final[dict[str, str]] = {
-    "micro_batch_size": f"an integer from 1 to {MAX_BATCH} (sequences per GPU per step)",
-    "seq_len": f"an integer from 1 to {MAX_SEQ_LEN} (tokens)",
-    "num_gpus": f"an integer from 1 to {MAX_GPUS} (GPUs)",
-    "tensor_parallel": "an integer >= 1 that divides the number of attention heads",
-    "lora_rank": "an integer from 1 to the model's hidden size",
-    "lora_dropout": "a probability from 0 to below 1",
-    "zero_stage": VALID_ZERO,
-    "cuda_context_gib": f"GiB from 0 to {MAX_CONTEXT_GIB:g}",
-    "fragmentation": "a fraction from 0 to 1 of the bytes a step allocates and frees",
-    "gradient_accumulation_steps": f"an integer from 1 to {MAX_BATCH} (micro-batches per step)",
-    "tokens": f"a count above 0 and at most {MAX_TOKENS:.0e} (tokens)",
-    "samples": f"a count above 0 and at most {MAX_TOKENS:.0e} (samples)",
-    "epochs": "a number of passes above 0 and at most 10,000",
-    "deadline_hours": f"hours above 0 and at most {MAX_HOURS:.0e}",
-    "max_nodes": f"an integer from 1 to {MAX_NODES} (nodes)",
-}
 
 
 class JobSpec(BaseModel):
@@ -127,11 +96,18 @@ class JobSpec(BaseModel):
     precision: Precision | None = Field(
         None,
         description="bf16-mixed or fp16-mixed (16-bit compute, fp32 master weights), bf16 (pure"
-        " 16-bit) or fp32",
+        " 16-bit), fp32, or fp8 (bf16-mixed with FP8 matmuls in the linear layers, on GPUs with"
+        " FP8 tensor cores)",
     )
     optimizer: Optimizer | None = Field(None, description="optimizer; its state bytes differ")
-    lora_rank: int | None = Field(None, gt=0, le=65536, description="LoRA rank r (lora, qlora)")
-    lora_alpha: float | None = Field(None, gt=0, description="LoRA alpha (lora, qlora)")
+    lora_rank: int | None = Field(
+        None, gt=0, le=MAX_BATCH, description="LoRA rank r, dimensions (lora, qlora)"
+    )
+    lora_alpha: float | None = Field(
+        None,
+        gt=0,
+        description="LoRA alpha, a scaling factor (lora, qlora; it does not change memory)",
+    )
     lora_targets: str | None = Field(
         None,
         min_length=1,
@@ -139,7 +115,7 @@ class JobSpec(BaseModel):
         description="layers with adapters: all-linear, attention, mlp or module names a,b,c",
     )
     lora_dropout: float | None = Field(
-        None, ge=0, lt=1, description="LoRA dropout probability (lora, qlora)"
+        None, ge=0, lt=1, description="LoRA dropout, a probability (lora, qlora)"
     )
     qlora_double_quant: bool | None = Field(
         None, description="QLoRA: quantize the NF4 block constants too (qlora)"
@@ -158,10 +134,10 @@ class JobSpec(BaseModel):
         None,
         gt=0,
         le=MAX_BATCH,
-        description="micro-batches per optimizer step; above 1 the gradients stay resident",
+        description="micro-batches per optimizer step (count); above 1 the gradients stay resident",
     )
     tensor_parallel: int | None = Field(
-        None, gt=0, le=1024, description="tensor-parallel degree (Megatron-style)"
+        None, gt=0, le=1024, description="tensor-parallel degree: GPUs per model replica (count)"
     )
     sequence_parallel: bool | None = Field(
         None, description="Megatron sequence parallelism (with tensor_parallel > 1)"
@@ -239,8 +215,8 @@ class JobSpec(BaseModel):
         None,
         gt=0,
         le=MAX_GPUS,
-        description="GPUs: the data-parallel degree of an estimate; a ranking then considers"
-        " only clusters of exactly this many GPUs",
+        description="GPUs (count): the data-parallel degree of an estimate; a ranking then"
+        " considers only clusters of exactly this many GPUs",
     )
     zero_stage: int | None = Field(
         None,
@@ -265,7 +241,7 @@ class JobSpec(BaseModel):
     samples: int | None = Field(
         None, gt=0, le=int(MAX_TOKENS), description="training samples per epoch (seq_len each)"
     )
-    epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data")
+    epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data (epochs)")
     # -- limits and objective
     max_price_per_hour: Money | None = Field(
         None, description="most per hour for the whole cluster (all nodes), e.g. 3 or '2.5 EUR'"
@@ -294,13 +270,20 @@ class JobSpec(BaseModel):
     max_vram_gib: float | None = Field(
         None, gt=0, le=4096, description="only GPUs with at most this much memory, GiB"
     )
-    min_gpus: int | None = Field(None, ge=1, le=MAX_GPUS, description="at least this many GPUs")
-    max_gpus: int | None = Field(None, ge=1, le=MAX_GPUS, description="at most this many GPUs")
+    min_gpus: int | None = Field(
+        None, ge=1, le=MAX_GPUS, description="at least this many GPUs (count)"
+    )
+    max_gpus: int | None = Field(
+        None, ge=1, le=MAX_GPUS, description="at most this many GPUs (count)"
+    )
     interconnect: Interconnect | None = Field(
         None, description="required GPU-to-GPU link: nvswitch, nvlink (also NVSwitch) or pcie"
     )
     max_nodes: int | None = Field(
-        None, ge=1, le=MAX_NODES, description="largest multi-node cluster considered, nodes"
+        None,
+        ge=1,
+        le=MAX_NODES,
+        description="largest multi-node cluster considered (count of nodes)",
     )
     objective: Objective | None = Field(
         None, description="cost: cheapest total; time: fastest; price: cheapest per hour"

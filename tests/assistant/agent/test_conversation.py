@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant, Session, choose_language
+from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant, Session
 from assistant.agent.events import AnswerChunk, Final, Notice, ToolEnd, ToolStart
 from assistant.answers.compose import compose_too_long
 from assistant.answers.i18n import message as i18n_message
@@ -134,30 +134,6 @@ def test_language_override_and_switch_mid_conversation(assistant: Assistant) -> 
     assert i18n_message("fr", "options.heading") in second.answer
     third = assistant.respond("nur Spot", session).result
     assert third.language == "fr", "a two-word message keeps the conversation's language"
-
-
-@pytest.mark.parametrize(
-    ("message", "override", "previous", "expected"),
-    [
-        ("Ich möchte Llama 3.1 8B mit QLoRA feinabstimmen", None, None, "de"),
-        ("Ich möchte Llama 3.1 8B mit QLoRA feinabstimmen", None, "en", "de"),
-        ("only spot", None, "nl", "nl"),
-        ("70B", None, None, "en"),
-        ("anything", "es", "nl", "es"),
-        ("anything", "DE-de", None, "de"),
-    ],
-)
-def test_choose_language(
-    message: str, override: str | None, previous: str | None, expected: str
-) -> None:
-    assert choose_language(message, override, previous) == expected
-
-
-def test_unsupported_language_override_is_an_error() -> None:
-    from tools.errors import InvalidInputError
-
-    with pytest.raises(InvalidInputError, match=r"lang: got 'it'; valid: one of en, nl"):
-        choose_language("ciao", "it", None)
 
 
 def test_turn_result_consumes_the_rest(assistant: Assistant) -> None:

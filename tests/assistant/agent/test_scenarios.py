@@ -2,7 +2,8 @@
 
 After every turn: the whole job state, the exact tool calls and arguments, the answer language
 (the turn's language and a heading from that language's message catalog), and grounding.
-Defaults the plan fills in come from `assistant.agent.jobspec.DEFAULTS`; everything else is literal.
+The tool calls carry what the conversation said; the tools resolve the rest with the job's stated
+defaults (`tools.job.defaults`), as the turn's plan did. Everything here is literal.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import yaml
 
 from assistant.agent.conversation import Assistant, Session
 from assistant.agent.events import ToolCallRecord, TurnResult
-from assistant.agent.jobspec import DEFAULTS, QLORA_OPTIMIZER
-from assistant.agent.policy import CAVEAT_QUERIES
+from assistant.agent.turn import CAVEAT_QUERIES
 from assistant.answers.i18n import message as i18n_message
 from assistant.settings import Settings
 from tools.catalog import builtin_catalog
@@ -28,25 +28,13 @@ USD_40 = {"amount": 40.0, "currency": "USD"}
 
 
 def job(model: str, method: str, **given: Any) -> dict[str, Any]:
-    """estimate_memory arguments: the slots given, the plan's defaults for the rest."""
-    args: dict[str, Any] = {"model": model, "method": method}
-    for slot in ("precision", "seq_len", "micro_batch_size", "gradient_checkpointing"):
-        args[slot] = DEFAULTS[slot]
-    args["optimizer"] = QLORA_OPTIMIZER if method == "qlora" else DEFAULTS["optimizer"]
-    if method in ("lora", "qlora"):
-        args["lora_rank"] = DEFAULTS["lora_rank"]
-    return args | given
+    """estimate_memory arguments: the fields the conversation gave."""
+    return {"model": model, "method": method} | given
 
 
 def rank(job_args: dict[str, Any], **given: Any) -> dict[str, Any]:
-    """rank_instances arguments: the job, the workload, the constraints given."""
-    base = {
-        "tokens": float(DEFAULTS["dataset_tokens"]),
-        "epochs": 1.0,
-        "spot": "never",
-        "objective": "cost",
-    }
-    return job_args | base | given
+    """rank_instances arguments: the job, and the data and limits the conversation gave."""
+    return job_args | given
 
 
 @dataclass
@@ -84,6 +72,8 @@ def _artifact(result: TurnResult, name: str) -> Any:
 
 
 def _heading(result: TurnResult) -> str:
+    if _artifact(result, "check_fit") is not None:
+        return "fit.ways_heading"
     ranking = _artifact(result, "rank_instances")
     if ranking is not None:
         return "options.heading" if ranking["ranked"] else "none.heading"
@@ -94,7 +84,7 @@ def first_conversation(lang: str, texts: list[str]) -> list[Step]:
     """A Llama 3.1 8B QLoRA job, amended three times, then a guidance question."""
     qlora, full = job(LLAMA_8B, "qlora"), job(LLAMA_8B, "full")
     tokens = {"tokens": 2e8}
-    s1 = {"model": LLAMA_8B, "method": "qlora", "dataset_tokens": 2e8}
+    s1 = {"model": LLAMA_8B, "method": "qlora", "tokens": 2e8}
     s2 = s1 | {"method": "full"}
     s3 = s2 | {"spot": "required"}
     s4 = s3 | {"max_price_per_hour": USD_40}
@@ -119,29 +109,25 @@ def first_conversation(lang: str, texts: list[str]) -> list[Step]:
 
 
 def second_conversation(lang: str, texts: list[str]) -> list[Step]:
-    """A 70B model by size with LoRA, narrowed to 24 GB and A100s, then a mixed question."""
+    """A 70B model by size with LoRA; a fit check against the 24 GB one has (hardware to check,
+    not a catalog filter); narrowed to A100s; then a mixed question."""
     lora = job("70B", "lora")
     s1 = {"model": "70B", "method": "lora"}
     s2 = s1 | {"seq_len": 4096}
-    s3 = s2 | {"max_vram_gib": 24.0}
-    s4 = s3 | {"gpus": A100S}
+    s4 = s2 | {"gpus": A100S}
     s5 = s4 | {"method": "qlora"}
     long = lora | {"seq_len": 4096}
     qlora = job("70B", "qlora", seq_len=4096)
-    narrowed = {"max_vram_per_gpu_gib": 24.0}
+    fit = long | {"num_gpus": 1, "gpu_memory_gib": 24.0}
     return [
         Step(texts[0], s1, [("estimate_memory", lora), ("rank_instances", rank(lora))]),
         Step(texts[1], s2, [("estimate_memory", long), ("rank_instances", rank(long))]),
-        Step(texts[2], s3, [("estimate_memory", long), ("rank_instances", rank(long, **narrowed))]),
-        Step(
-            texts[3],
-            s4,
-            [("estimate_memory", long), ("rank_instances", rank(long, **narrowed, gpus=A100S))],
-        ),
+        Step(texts[2], s2, [("check_fit", fit)]),
+        Step(texts[3], s4, [("estimate_memory", long), ("rank_instances", rank(long, gpus=A100S))]),
         Step(
             texts[4],
             s5,
-            [("estimate_memory", qlora), ("rank_instances", rank(qlora, **narrowed, gpus=A100S))],
+            [("estimate_memory", qlora), ("rank_instances", rank(qlora, gpus=A100S))],
             search=True,
         ),
     ]
@@ -179,3 +165,8 @@ def test_conversation(assistant: Assistant, lang: str, steps: list[Step]) -> Non
         assert heading in result.answer, f"{where}: {heading!r} missing from the answer"
         assert result.grounded and result.ungrounded_numbers == [], f"{where}: not grounded"
         assert result.brain == "offline" and result.error_id is None, where
+        expected_intent = (
+            "guidance" if step.search else "fit_check" if step.calls[0][0] == "check_fit"
+            else "job" if n == 1 else "amend"
+        )  # fmt: skip
+        assert result.intent == expected_intent, f"{where}: intent"

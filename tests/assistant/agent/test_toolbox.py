@@ -91,7 +91,7 @@ def test_tool_names_in_order(tools: dict[str, BaseTool]) -> None:
     assert list(tools) == list(TOOL_NAMES), "build_tools keeps the TOOL_NAMES order"
     assert TOOL_NAMES == (
         "estimate_memory", "rank_instances", "search_knowledge",
-        "lookup_model", "lookup_gpu", "list_instances",
+        "lookup_model", "lookup_gpu", "list_instances", "check_fit",
     )  # fmt: skip
 
 
@@ -118,7 +118,7 @@ def _leaf_fields(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 UNITS = ("GiB", "USD", "hours", "tokens", "count", "parameters", "epochs", "samples",
-         "sequences", "dimensions", "stage")  # fmt: skip
+         "sequences", "dimensions", "stage", "fraction", "probability", "factor")  # fmt: skip
 
 
 def _is_numeric(field: dict[str, Any]) -> bool:
@@ -166,23 +166,30 @@ def test_rank_instances_filters_and_trims_content(
     args = {
         "model": "llama 3.1 8b", "method": "lora", "tokens": 2e8,
         "spot": "allowed", "gpus": ["A100 80GB", "H100"],
-        "max_vram_per_gpu_gib": 80, "top": 2,
+        "max_vram_gib": 80, "top": 2,
     }  # fmt: skip
     message = call(tools["rank_instances"], args)
     allowed = matching_gpu_ids("A100 80GB") | matching_gpu_ids("H100")
-    kept = Catalog(i for i in catalog if i.gpu in allowed and i.vram_per_gpu_gib <= 80)
     expected = rank(
         RankRequest(
             job=EstimateInput(model="llama 3.1 8b", method="lora"),
             workload=Workload(tokens=2e8),
-            constraints=Constraints(spot="allowed"),
+            constraints=Constraints(spot="allowed", gpus=["A100 80GB", "H100"], max_vram_gib=80),
             top=ARTIFACT_ROWS,
         ),
-        kept,
+        catalog.instances,
     )
     assert isinstance(message.artifact, RankResult)
-    assert message.artifact == expected, "the artifact is the ranking of the filtered catalog"
+
+    def rows(result: RankResult) -> list[tuple[str, str, float, float]]:
+        return [(r.instance_id, r.plan, r.hours, r.total_cost) for r in result.ranked]
+
+    got = message.artifact
+    assert (got.job, rows(got), got.excluded) == (expected.job, rows(expected), expected.excluded)
+    assert all(r.price_age is not None for r in message.artifact.ranked), "each price's age"
     assert {row.gpu for row in message.artifact.ranked} <= allowed
+    excluded = {e.kind for e in expected.excluded}
+    assert {"gpu", "vram"} <= excluded, "GPU and memory limits are exclusions, with reasons"
     content = json.loads(message.content)  # type: ignore[arg-type]
     assert [r["instance_id"] for r in content["ranked"]] == [
         r.instance_id for r in expected.ranked[:2]
@@ -190,9 +197,13 @@ def test_rank_instances_filters_and_trims_content(
     first = expected.ranked[0]
     assert content["ranked"][0]["total_cost_usd"] == round(first.total_cost, 2)
     assert content["ranked"][0]["price_per_hour_usd"] == round(first.price_per_hour, 2)
-    assert content["considered"] == len(kept)
+    assert content["considered"] == len(catalog)
     assert len(message.artifact.ranked) == min(ARTIFACT_ROWS, expected.feasible)
     assert sum(content["excluded_by_reason"].values()) == len(expected.excluded)
+    assert content["assumed"] == {
+        "precision": "bf16-mixed", "optimizer": "adamw", "lora_rank": 16, "micro_batch_size": 1,
+        "seq_len": 2048, "gradient_checkpointing": "full", "epochs": 1.0, "objective": "cost",
+    }, "the defaults the tool used, for the model to state"  # fmt: skip
 
 
 def test_search_knowledge_passes_lang_and_k(
@@ -234,7 +245,8 @@ def test_list_instances_cheapest_first(tools: dict[str, BaseTool], catalog: Cata
         ("estimate_memory", {"model": "7B", "method": "full", "lora_rank": 8},
          r"lora_rank: got 8; valid: only with method lora or qlora"),
         ("list_instances", {"providers": ["nope"]}, r"unknown provider 'nope'"),
-        ("rank_instances", {"model": "7B"}, r"give exactly one of tokens or samples"),
+        ("rank_instances", {"model": "7B", "tokens": 1e8, "samples": 10},
+         r"give exactly one of tokens or samples"),
         ("rank_instances", {"model": "7B", "tokens": 1e8, "min_gpus": 4, "max_gpus": 2},
          r"min_gpus 4 is above max_gpus 2"),
         ("estimate_memory", {"model": "7B", "seq_len": -1}, r"seq_len: got -1"),

@@ -11,8 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assistant.agent.jobspec import AssumedDefault, JobPlan, Notice
-from assistant.agent.state import SLOT_NAMES, JobState, Money
 from assistant.answers.compose import (
     compose_apology,
     compose_clarification,
@@ -26,8 +24,10 @@ from assistant.answers.compose import (
 from assistant.answers.parts import Answer, figures_in
 from assistant.grounding.check import GroundingSources, check_grounding
 from knowledge.retrieval import Passage
-from tests.assistant.artifacts import make_estimate, make_excluded, make_option, make_ranking
+from tests.fakes.artifacts import make_estimate, make_excluded, make_option, make_ranking
+from tools.advice import Assumed, JobNotice, ResolvedJob
 from tools.errors import InvalidInputError, UnknownNameError
+from tools.job import JOB_FIELDS, JobSpec, Money
 from tools.languages import LANGUAGES
 from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.models import ExclusionKind, RankResult
@@ -53,33 +53,33 @@ def passage(topic: str, lang: str, title: str, text: str, fallback: bool = False
 # ------------------------------------------------------------------------------ scenarios
 
 # A: LoRA on one GPU; a spot option; defaults; a budget in EUR; one citation.
-STATE_A = JobState(
+STATE_A = JobSpec(
     model="meta-llama/Llama-3.1-8B",
     method="lora",
     budget=Money(amount=500, currency="EUR"),
     spot="allowed",
 )
-PLAN_A = JobPlan(
-    missing=[],
-    job=EstimateInput(model="meta-llama/Llama-3.1-8B", method="lora"),
-    request=None,
+PLAN_A = ResolvedJob(
+    spec=STATE_A,
+    estimate_input=EstimateInput(model="meta-llama/Llama-3.1-8B", method="lora"),
     assumed=[
-        AssumedDefault(slot="precision", value="bf16-mixed"),
-        AssumedDefault(slot="seq_len", value=2048),
-        AssumedDefault(slot="dataset_tokens", value=100_000_000),
-        AssumedDefault(slot="objective", value="cost"),
+        Assumed(field="precision", value="bf16-mixed", reason="stated"),
+        Assumed(field="seq_len", value=2048, reason="stated"),
+        Assumed(field="tokens", value=100_000_000, reason="stated"),
+        Assumed(field="objective", value="cost", reason="stated"),
     ],
     notices=[
-        Notice(
-            kind="currency_not_applied",
-            slot="budget",
+        JobNotice(
+            kind="currency_converted",
+            field="budget",
             value="500 EUR",
-            message="budget given in EUR; catalog prices are USD; budget filter not applied",
+            message="budget 500 EUR converted to 558.60 USD at the ECB reference rate of"
+            " 2026-10-30 (1.1172 USD per EUR)",
+            usd=558.6,
+            rate=1.1172,
+            rate_date=date(2026, 10, 30),
         )
     ],
-    max_vram_gib=None,
-    gpus=None,
-    region=None,
 )
 ESTIMATE_A = make_estimate()
 RANKING_A = make_ranking(
@@ -135,15 +135,11 @@ PASSAGES_A = [
 ]
 
 # B: full fine-tune of a 70B model, ZeRO-3 on 16 GPUs over 2 nodes, and an offload option.
-PLAN_B = JobPlan(
-    missing=[],
-    job=EstimateInput(model="meta-llama/Llama-3.1-70B", method="full", num_gpus=16, zero_stage=3),
-    request=None,
-    assumed=[],
-    notices=[],
-    max_vram_gib=None,
-    gpus=None,
-    region=None,
+PLAN_B = ResolvedJob(
+    spec=JobSpec(model="meta-llama/Llama-3.1-70B", method="full", num_gpus=16, zero_stage=3),
+    estimate_input=EstimateInput(
+        model="meta-llama/Llama-3.1-70B", method="full", num_gpus=16, zero_stage=3
+    ),
 )
 ESTIMATE_B = make_estimate(
     weights=int(8.2 * GIB),
@@ -283,7 +279,7 @@ def test_guidance_without_passages_says_so() -> None:
 def test_every_composer_renders_in_every_language(lang: str) -> None:
     texts = [_job_answer(lang, name).text for name in SCENARIOS]
     texts.append(compose_guidance_answer(lang, PASSAGES_A).text)
-    texts += [compose_clarification(lang, slot).text for slot in SLOT_NAMES]
+    texts += [compose_clarification(lang, slot).text for slot in JOB_FIELDS]
     texts.append(compose_clarification(lang, "model", PASSAGES_A).text)
     texts += [
         compose_tool_error(lang, "lookup_gpu", UnknownNameError("GPU", "H200x", ["H200"])).text,
@@ -385,23 +381,23 @@ def test_nothing_in_the_catalog() -> None:
     ("notice", "expected"),
     [
         (
-            Notice(kind="invalid_value", slot="seq_len", value="0", message="x"),
+            JobNotice(kind="invalid_value", field="seq_len", value="0", message="x"),
             "“0” is not a valid sequence length, so I used the default instead.",
         ),
         (
-            Notice(kind="region_not_found", slot="region", value="mars", message="x"),
+            JobNotice(kind="region_not_found", field="regions", value="mars", message="x"),
             "No region in the catalog matches “mars”, so I did not filter by region.",
         ),
         (
-            Notice(
-                kind="currency_not_applied", slot="max_price_per_hour", value="2 TRY", message=""
+            JobNotice(
+                kind="currency_not_applied", field="max_price_per_hour", value="2 ARS", message=""
             ),
-            "Your hourly price cap is in TRY (2 TRY); catalog prices are in USD and I never "
-            "convert currencies, so I did not apply it.",
+            "Your hourly price cap is in ARS (2 ARS), a currency I have no exchange rate for, so"
+            " I did not apply it. What is it in USD or EUR?",
         ),
     ],
 )
-def test_notices(notice: Notice, expected: str) -> None:
+def test_notices(notice: JobNotice, expected: str) -> None:
     text = compose_job_answer("en", None, None, None, None, notices=[notice]).text
     assert text == f"**Note**\n- {expected}", notice.kind
 
@@ -466,13 +462,13 @@ KINDS: list[ExclusionKind] = [
     "memory", "budget", "price", "deadline", "spot", "provider", "region", "gpu_count",
 ]  # fmt: skip
 ASSUMED = [
-    AssumedDefault(slot="method", value="qlora"),
-    AssumedDefault(slot="optimizer", value="paged-adamw-8bit"),
-    AssumedDefault(slot="lora_rank", value=16),
-    AssumedDefault(slot="micro_batch_size", value=4),
-    AssumedDefault(slot="gradient_checkpointing", value="full"),
-    AssumedDefault(slot="epochs", value=1),
-    AssumedDefault(slot="spot", value="never"),
+    Assumed(field="method", value="qlora", reason="stated"),
+    Assumed(field="optimizer", value="paged-adamw-8bit", reason="stated"),
+    Assumed(field="lora_rank", value=16, reason="stated"),
+    Assumed(field="micro_batch_size", value=4, reason="stated"),
+    Assumed(field="gradient_checkpointing", value="full", reason="stated"),
+    Assumed(field="epochs", value=1, reason="stated"),
+    Assumed(field="spot", value="never", reason="stated"),
 ]
 
 
@@ -507,7 +503,7 @@ def options(draw: st.DrawFn, rank: int) -> Any:
 
 
 @st.composite
-def job_artifacts(draw: st.DrawFn) -> tuple[JobState, JobPlan, MemoryEstimate, RankResult]:
+def job_artifacts(draw: st.DrawFn) -> tuple[JobSpec, ResolvedJob, MemoryEstimate, RankResult]:
     count = draw(st.integers(0, 4))
     ranked = [draw(options(rank)) for rank in range(1, count + 1)]
     kinds = draw(st.lists(st.sampled_from(KINDS), max_size=6))
@@ -525,8 +521,8 @@ def job_artifacts(draw: st.DrawFn) -> tuple[JobState, JobPlan, MemoryEstimate, R
         total_gpus=draw(st.sampled_from([1, 2, 8, 16])), cpu_offload=draw(part),
     )  # fmt: skip
     budget = Money(amount=draw(st.floats(1, 1e6)), currency=draw(st.sampled_from(["EUR", "TRY"])))
-    state = JobState(model="meta-llama/Llama-3.1-8B", budget=budget)
-    notice = Notice(kind="currency_not_applied", slot="budget", value="?", message="?")
+    state = JobSpec(model="meta-llama/Llama-3.1-8B", budget=budget)
+    notice = JobNotice(kind="currency_not_applied", field="budget", value="?", message="?")
     plan = PLAN_A.model_copy(
         update={
             "assumed": draw(st.lists(st.sampled_from(ASSUMED), unique=True)),
@@ -540,7 +536,7 @@ def job_artifacts(draw: st.DrawFn) -> tuple[JobState, JobPlan, MemoryEstimate, R
 @settings(max_examples=60, deadline=None)
 @given(job_artifacts(), st.sampled_from(LANGUAGES))
 def test_compose_output_is_always_grounded_in_its_inputs(
-    artifacts: tuple[JobState, JobPlan, MemoryEstimate, RankResult], lang: str
+    artifacts: tuple[JobSpec, ResolvedJob, MemoryEstimate, RankResult], lang: str
 ) -> None:
     state, plan, estimate, ranking = artifacts
     answer = compose_job_answer(lang, state, plan, estimate, ranking, PASSAGES_A)

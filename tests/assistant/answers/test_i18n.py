@@ -27,7 +27,6 @@ from assistant.answers.i18n import (
     message,
     placeholders,
     plural,
-    resolve_lang,
 )
 from tools.errors import InvalidInputError
 from tools.units import GIB
@@ -124,18 +123,6 @@ def test_plural_picks_the_cldr_form(lang: str, count: int, expected: str) -> Non
 
 
 # ------------------------------------------------------------------------------ languages
-
-
-@pytest.mark.parametrize(
-    ("given_lang", "expected"), [("de", "de"), ("DE", "de"), ("de-DE", "de"), ("tr_TR", "tr")]
-)
-def test_resolve_lang(given_lang: str, expected: str) -> None:
-    assert resolve_lang(given_lang) == expected, given_lang
-
-
-def test_unknown_language_says_what_is_valid() -> None:
-    with pytest.raises(InvalidInputError, match=r"lang: got 'pt'; valid: one of en, nl, fr"):
-        resolve_lang("pt")
 
 
 @pytest.mark.parametrize(

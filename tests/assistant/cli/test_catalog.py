@@ -26,7 +26,8 @@ def test_list_table_filters_and_flags_stale(capsys: pytest.CaptureFixture[str]) 
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == [
-        "ID", "GPUS", "VRAM/GPU", "INTERCONNECT", "$/H", "SPOT", "$/H", "BILLING", "AS_OF", "STALE",
+        "ID", "GPUS", "VRAM/GPU", "INTERCONNECT", "$/H", "SPOT", "$/H", "BILLING", "AS_OF",
+        "SOURCE", "AGE", "STALE",
     ]  # fmt: skip
     cells = lines[1].split()
     assert cells[:8] == [
@@ -34,7 +35,14 @@ def test_list_table_filters_and_flags_stale(capsys: pytest.CaptureFixture[str]) 
     ]  # fmt: skip
     stale = (date.today() - date(2026, 5, 20)).days > 120
     assert (cells[-1] == "STALE") is stale, "STALE flag follows Settings.stale_price_days"
-    assert lines[-1] == "1 instance types; prices USD per hour for the whole instance"
+    age = (date.today() - date(2026, 5, 20)).days
+    assert cells[9:11] == ["curated", f"{age}d"], "source and age per row"
+    assert lines[-3:-1] == [
+        "1 instance types; prices USD per hour for the whole instance",
+        "Prices by provider:",
+    ]
+    summary = f"  aws: 1 row, curated price, {age} days old"
+    assert lines[-1].startswith(summary), lines[-1]
 
 
 def test_list_json_sorted_by_price(capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,13 +107,23 @@ def test_import_then_list_merges(capsys: pytest.CaptureFixture[str], tmp_path: P
         + "gpu_1x_rtx6000,RTX6000,1,14,46,0.5,us-west-1,,\n"
     )
     code, out, _ = run(
-        capsys, "catalog", "import", str(source), "--format", "skypilot", "--as-of", "2026-11-01"
+        capsys,
+        "catalog",
+        "import",
+        str(source),
+        "--format",
+        "skypilot",
+        "--as-of",
+        "2026-11-01",
+        "--replace",
     )
-    saved = tmp_path / "data" / "catalogs" / "skypilot-lambda.yaml"
+    saved = tmp_path / "data" / "catalogs" / "skypilot-lambda.csv"
     assert code == 0
     assert out.splitlines() == [
         f"imported 1 instance types from {source} (2 rows read; skipped 1: "
         "1 x unknown accelerator 'RTX6000')",
+        "replaced 1 row: lambda/gpu_1x_a10: built-in $1.29/h as of 2026-09-20 -> $0.99/h as of"
+        " 2026-11-01",
         f"saved to {saved}",
     ]
     _, out, _ = run(capsys, "catalog", "show", "lambda/gpu_1x_a10", "--json")
@@ -134,9 +152,9 @@ def test_import_from_sky_folder_in_fake_home(
     vms = tmp_path / "home" / ".sky" / "catalogs" / "v8" / "lambda" / "vms.csv"
     vms.parent.mkdir(parents=True)
     vms.write_text(SKY_HEADER + "gpu_1x_gh200,GH200,1,64,432,1.49,us-east-3,,\n")
-    code, out, _ = run(capsys, "catalog", "import", "--as-of", "2026-11-20")
+    code, out, _ = run(capsys, "catalog", "import", "--as-of", "2026-11-20", "--replace")
     assert code == 0 and out.startswith("imported 1 instance types from ")
-    assert (tmp_path / "data" / "catalogs" / "skypilot-v8.yaml").is_file()
+    assert (tmp_path / "data" / "catalogs" / "skypilot-v8.csv").is_file()
     _, out, _ = run(capsys, "catalog", "show", "lambda/gpu_1x_gh200", "--json")
     assert json.loads(out)["price_per_hour"] == 1.49
 
@@ -144,3 +162,49 @@ def test_import_from_sky_folder_in_fake_home(
 def test_import_without_path_or_sky_folder_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "catalog", "import")
     assert code == 2 and "no ~/.sky/catalogs/<version>/ found" in err
+
+
+def test_import_over_a_builtin_row_needs_replace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    source = tmp_path / "prices.csv"
+    source.write_text(
+        "provider,instance_type,gpu,gpu_count,price_per_hour,interconnect,source,as_of\n"
+        "aws,p5.48xlarge,H100,8,0.08,nvswitch,mine,2026-11-01\n"
+    )
+    code, out, err = run(capsys, "catalog", "import", str(source))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: import: got '{source}'; valid: rows that replace no built-in or fresher row, or"
+        " --replace; it would replace 1 row: aws/p5.48xlarge: built-in $55.04/h as of 2026-11-09"
+        " -> $0.08/h as of 2026-11-01"
+    ]
+    assert not (tmp_path / "data" / "catalogs").exists(), "nothing saved"
+    code, out, _ = run(capsys, "catalog", "import", str(source), "--replace")
+    assert code == 0 and "replaced 1 row: aws/p5.48xlarge" in out
+    _, out, _ = run(capsys, "catalog", "show", "aws/p5.48xlarge", "--json")
+    data = json.loads(out)
+    assert (data["price_per_hour"], data["origin"]) == (0.08, "import")
+
+
+def test_refresh_prints_one_line_per_provider_and_exits_1_on_a_failure(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fakes.catalog_server import Reply, serve
+
+    vast = SKY_HEADER + '1x-H100_SXM-32-65536,H100,1,32,64,1.75,"Texas, US",,0.00\n'
+    with serve() as server:
+        server.set("/sky/v8/vast/vms.csv", Reply(vast.encode()))
+        monkeypatch.setenv("GPUHUNT_CATALOG_URL", f"{server.url}/v3")
+        monkeypatch.setenv("GPU_ADVISOR_SKYPILOT_CATALOG_URL", f"{server.url}/sky")
+        code, out, err = run(capsys, "catalog", "refresh", "--providers", "vast", "aws")
+    lines = out.splitlines()
+    assert code == 1, "aws has nothing published"
+    assert lines[0].startswith("vast (skypilot): updated: 1 instance types from 1 rows (version")
+    assert lines[1] == (
+        "aws (gpuhunt): failed: HTTP 404 Not Found; no earlier copy: the curated prices stay in use"
+    )
+    assert lines[2] == "1 of 2 providers current; 1 failed, their last good copies stay in use"
+    assert err.splitlines() == ["[1/2] vast (skypilot) ...", "[2/2] aws (gpuhunt) ..."]
+    _, out, _ = run(capsys, "catalog", "list", "--provider", "vast", "--gpu", "H100")
+    assert "vast/1x-H100_SXM-32-65536" in out and " skypilot " in out and "  0h " in out

@@ -9,7 +9,7 @@ import pytest
 
 from assistant.cli import main
 from knowledge.embeddings import EMBEDDERS
-from tests.knowledge.conftest import HashEmbeddings
+from tests.fakes.embeddings import HashEmbeddings
 
 PUBLIC_KEYS = ["topic", "lang", "title", "text", "source", "score"]
 

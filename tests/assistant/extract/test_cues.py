@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assistant.agent.state import Money
 from assistant.extract import extract_slots
+from tools.job import Money
 
 H100 = ["H100-SXM", "H100-PCIe", "H100-NVL"]
 A100 = ["A100-40GB-SXM", "A100-80GB-SXM", "A100-40GB-PCIe", "A100-80GB-PCIe"]

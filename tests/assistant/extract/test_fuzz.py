@@ -9,15 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assistant.agent.jobspec import build_job
-from assistant.agent.state import JobState, SlotUpdate
-from assistant.extract import apply_update, classify_intent, extract_slots
+from assistant.extract import classify_intent, extract_slots
 from assistant.extract.lexicon import lexicon
 from assistant.extract.text import fold
 from tests.assistant.extract.test_slots import CASES
+from tools.advice import resolve_job
 from tools.architectures.registry import resolve_model
 from tools.catalog.providers import known_providers
 from tools.gpus import gpu_ids
+from tools.job import JobSpec, JobUpdate, apply_update
 from tools.languages import LANGUAGES
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -52,7 +52,7 @@ def _words() -> st.SearchStrategy[str]:
                     max_size=25).map(" ".join)  # fmt: skip
 
 
-def check_update(update: SlotUpdate) -> None:
+def check_update(update: JobUpdate) -> None:
     """Every value extracted is one the tools accept."""
     if update.model is not None:
         resolve_model(update.model)  # raises if not a valid spec
@@ -69,7 +69,7 @@ def check_update(update: SlotUpdate) -> None:
 def test_arbitrary_text_never_crashes(text: str, lang: str) -> None:
     update = extract_slots(text, lang)
     check_update(update)
-    assert classify_intent(text, lang, JobState()) in ("job", "guidance", "mixed", "other")
+    assert classify_intent(text, lang, JobSpec()) in ("job", "guidance", "mixed", "other")
 
 
 @pytest.mark.slow  # about 2 s: builds a plan (registry, estimator input) per example
@@ -78,8 +78,8 @@ def test_arbitrary_text_never_crashes(text: str, lang: str) -> None:
 def test_lexicon_mixtures_give_valid_slots(text: str, lang: str) -> None:
     update = extract_slots(text, lang)
     check_update(update)
-    state = apply_update(JobState(), update)
-    plan = build_job(state)  # never raises for an extracted state
+    state = apply_update(JobSpec(), update)
+    plan = resolve_job(state, strict=False)  # never raises for an extracted state
     assert plan.ready == (state.model is not None) or plan.missing == ["model"], plan.missing
     assert classify_intent(text, lang, state) in ("job", "guidance", "mixed", "other")
 

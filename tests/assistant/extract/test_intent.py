@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.agent.state import JobState
 from assistant.extract import classify_intent, extract_slots
+from tools.job import JobSpec
 
-NONE = JobState()
-JOB = JobState(model="meta-llama/Llama-3.1-70B", method="qlora")
+NONE = JobSpec()
+JOB = JobSpec(model="meta-llama/Llama-3.1-70B", method="qlora")
 
 # (lang, message, state, intent)
-CASES: list[tuple[str, str, JobState, str]] = [
+CASES: list[tuple[str, str, JobSpec, str]] = [
     ("en", "Are spot instances safe for training?", NONE, "guidance"),
     ("en", "What is the difference between LoRA and QLoRA?", NONE, "guidance"),
     ("en", "How much VRAM do I need to fine-tune?", NONE, "guidance"),
@@ -60,7 +60,7 @@ CASES: list[tuple[str, str, JobState, str]] = [
 
 @pytest.mark.parametrize(("lang", "text", "state", "intent"), CASES,
                          ids=[f"{c[0]}-{c[3]}-{i}" for i, c in enumerate(CASES)])  # fmt: skip
-def test_classify_intent(lang: str, text: str, state: JobState, intent: str) -> None:
+def test_classify_intent(lang: str, text: str, state: JobSpec, intent: str) -> None:
     got = classify_intent(text, lang, state)
     assert got == intent, f"{text!r} (job in state: {state.model is not None}): got {got}"
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from assistant.agent.state import Money, SlotUpdate
-from assistant.extract import extract_slots
+from assistant.extract import extract_slots, read_slots
 from tools.catalog.providers import known_providers
+from tools.job import JobUpdate, Money
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B"
 LLAMA_70B = "meta-llama/Llama-3.1-70B"
@@ -42,11 +42,11 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en-qlora-job", "en",
      "I want to fine-tune Llama 3.1 70B with QLoRA on 200M tokens for 3 epochs, under $3/h, "
      "within 2 days.",
-     dict(model=LLAMA_70B, method="qlora", dataset_tokens=2e8, epochs=3,
+     dict(model=LLAMA_70B, method="qlora", tokens=2e8, epochs=3,
           max_price_per_hour=usd(3), deadline_hours=48)),
     ("en-scratch", "en",
      "Train a 7B model from scratch on 1.5B tokens, budget $500, fastest please",
-     dict(model="7B", method="pretrain", dataset_tokens=1.5e9, budget=usd(500), objective="time")),
+     dict(model="7B", method="pretrain", tokens=1.5e9, budget=usd(500), objective="time")),
     ("en-config", "en",
      "llama3-8b LoRA rank 64, seq len 4096, batch size 8, bf16, paged AdamW 8-bit",
      dict(model=LLAMA_8B, lora_rank=64, seq_len=4096, micro_batch_size=8,
@@ -54,10 +54,10 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en-cluster", "en",
      "Mixtral 8x7B on 8x H100, spot is fine, on RunPod or Lambda in Europe",
      dict(model=MIXTRAL, num_gpus=8, gpus=H100, spot="allowed", providers=["runpod", "lambda"],
-          region="eu")),
+          regions=["eu"])),
     ("en-vram-amend", "en", "what if I only have 24 GB?", dict(max_vram_gib=24)),
     ("en-samples", "en", "200,000 samples of 1,024 tokens each, 2 epochs",
-     dict(dataset_samples=200_000, seq_len=1024, epochs=2)),
+     dict(samples=200_000, seq_len=1024, epochs=2)),
     ("en-exclusions", "en", "no spot, not on AWS, cheapest per hour",
      dict(spot="never", providers=all_but("aws"), objective="price")),
     ("en-full-no-ckpt", "en",
@@ -65,49 +65,49 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
      dict(model=QWEN_14B, method="full", gradient_checkpointing="none",
           precision="fp16-mixed", seq_len=4096)),
     ("en-small-model", "en", "a 350M parameter model, 50k examples, 48h deadline, max 2 GPUs",
-     dict(model="350M", dataset_samples=50_000, deadline_hours=48, num_gpus=2)),
+     dict(model="350M", samples=50_000, deadline_hours=48, num_gpus=2)),
     ("en-region-name", "en", "on 4 A100s in us-east-1, 1 billion tokens",
-     dict(num_gpus=4, gpus=A100, region="us-east-1", dataset_tokens=1e9)),
+     dict(num_gpus=4, gpus=A100, regions=["us-east-1"], tokens=1e9)),
     # ------------------------------------------------------------------ Dutch
     ("nl-qlora-job", "nl",
      "Ik wil Llama 3.1 8B fine-tunen met QLoRA op 200 miljoen tokens, max €2 per uur, "
      "binnen 12 uur.",
-     dict(model=LLAMA_8B, method="qlora", dataset_tokens=2e8, max_price_per_hour=eur(2),
+     dict(model=LLAMA_8B, method="qlora", tokens=2e8, max_price_per_hour=eur(2),
           deadline_hours=12)),
     ("nl-full", "nl",
      "Een model van 70 miljard parameters met volledige fijn-afstemming, 3 epochs, geen spot",
      dict(model="70B", method="full", epochs=3, spot="never")),
     ("nl-budget", "nl", "1,5 miljard tokens, budget van €750, zo snel mogelijk, alleen op RunPod",
-     dict(dataset_tokens=1.5e9, budget=eur(750), objective="time", providers=["runpod"])),
+     dict(tokens=1.5e9, budget=eur(750), objective="time", providers=["runpod"])),
     ("nl-config", "nl", "200.000 voorbeelden, sequentielengte 2048, batchgrootte 4, LoRA-rang 32",
-     dict(dataset_samples=200_000, seq_len=2048, micro_batch_size=4, lora_rank=32)),
+     dict(samples=200_000, seq_len=2048, micro_batch_size=4, lora_rank=32)),
     ("nl-spot-only", "nl", "alleen spot, in Europa, de goedkoopste",
-     dict(spot="required", region="eu", objective="cost")),
+     dict(spot="required", regions=["eu"], objective="cost")),
     ("nl-vram-amend", "nl", "wat als ik maar 24 GB heb?", dict(max_vram_gib=24)),
     ("nl-gpus", "nl", "Mistral 7B op 2 RTX 4090's, geen gradient checkpointing",
      dict(model=MISTRAL_7B, num_gpus=2, gpus=["RTX4090"], gradient_checkpointing="none")),
     ("nl-scratch", "nl", "Van nul af trainen: 1B model, 20 miljard tokens, binnen 3 dagen",
-     dict(method="pretrain", model="1B", dataset_tokens=2e10, deadline_hours=72)),
+     dict(method="pretrain", model="1B", tokens=2e10, deadline_hours=72)),
     # ------------------------------------------------------------------ French
     ("fr-qlora-job", "fr",
      "Je veux affiner Llama 3.1 8B en QLoRA sur 200 millions de tokens, moins de 2 € de "
      "l'heure, en 2 jours.",
-     dict(model=LLAMA_8B, method="qlora", dataset_tokens=2e8, max_price_per_hour=eur(2),
+     dict(model=LLAMA_8B, method="qlora", tokens=2e8, max_price_per_hour=eur(2),
           deadline_hours=48)),
     ("fr-full", "fr",
      "un modèle de 7 milliards de paramètres, affinage complet, 200 000 exemples, 3 époques, "
      "sans spot",
-     dict(model="7B", method="full", dataset_samples=200_000, epochs=3, spot="never")),
+     dict(model="7B", method="full", samples=200_000, epochs=3, spot="never")),
     ("fr-budget", "fr", "Budget total de 1 500 €, le plus rapide possible, uniquement spot",
      dict(budget=eur(1500), objective="time", spot="required")),
     ("fr-cluster", "fr", "Mixtral 8x7B sur 8 GPU H100, en Europe, sur Lambda ou Nebius",
-     dict(model=MIXTRAL, num_gpus=8, gpus=H100, region="eu", providers=["lambda", "nebius"])),
+     dict(model=MIXTRAL, num_gpus=8, gpus=H100, regions=["eu"], providers=["lambda", "nebius"])),
     ("fr-config", "fr", "longueur de séquence 4096, taille de batch 2, rang 16, bf16",
      dict(seq_len=4096, micro_batch_size=2, lora_rank=16, precision="bf16-mixed")),
     ("fr-vram-amend", "fr", "et si je n'ai que 24 Go ?", dict(max_vram_gib=24)),
     ("fr-pretrain", "fr",
      "pré-entraînement d'un modèle de 1,3 milliard de paramètres sur 26 milliards de tokens",
-     dict(method="pretrain", model="1.3B", dataset_tokens=2.6e10)),
+     dict(method="pretrain", model="1.3B", tokens=2.6e10)),
     ("fr-cheapest", "fr",
      "Qwen2.5 7B, affinage complet sans gradient checkpointing, le moins cher",
      dict(model=QWEN_7B, method="full", gradient_checkpointing="none", objective="cost")),
@@ -115,33 +115,33 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
     ("tr-qlora-job", "tr",
      "Llama 3.1 8B'yi QLoRA ile 200 milyon token üzerinde ince ayar yapmak istiyorum, saatte "
      "50 TL, 48 saat içinde",
-     dict(model=LLAMA_8B, method="qlora", dataset_tokens=2e8, max_price_per_hour=try_(50),
+     dict(model=LLAMA_8B, method="qlora", tokens=2e8, max_price_per_hour=try_(50),
           deadline_hours=48)),
     ("tr-full", "tr", "7 milyar parametreli bir model, tam ince ayar, 3 tur, spot yok",
      dict(model="7B", method="full", epochs=3, spot="never")),
     ("tr-budget", "tr", "toplam bütçe 10.000 TL, en hızlı, sadece spot",
      dict(budget=try_(10_000), objective="time", spot="required")),
     ("tr-config", "tr", "Mistral 7B, 200.000 örnek, dizi uzunluğu 4096, batch boyutu 8, rank 32",
-     dict(model=MISTRAL_7B, dataset_samples=200_000, seq_len=4096, micro_batch_size=8,
+     dict(model=MISTRAL_7B, samples=200_000, seq_len=4096, micro_batch_size=8,
           lora_rank=32)),
     ("tr-vram-amend", "tr", "24 GB'ım olsa ne olur?", dict(max_vram_gib=24)),
     ("tr-gpus", "tr", "4 adet A100 ile Avrupa'da, RunPod veya Lambda",
-     dict(num_gpus=4, gpus=A100, region="eu", providers=["runpod", "lambda"])),
+     dict(num_gpus=4, gpus=A100, regions=["eu"], providers=["runpod", "lambda"])),
     ("tr-scratch", "tr", "Sıfırdan 1B model eğitimi, 20 milyar token, 3 gün içinde",
-     dict(method="pretrain", model="1B", dataset_tokens=2e10, deadline_hours=72)),
+     dict(method="pretrain", model="1B", tokens=2e10, deadline_hours=72)),
     ("tr-uppercase", "tr", "İKİ TUR, EN UCUZ, AWS HARİÇ",
      dict(epochs=2, objective="cost", providers=all_but("aws"))),
     # ------------------------------------------------------------------ German
     ("de-qlora-job", "de",
      "Ich möchte Llama 3.1 70B mit QLoRA auf 2 Mrd. Tokens feintunen, unter 3 €/Stunde, "
      "innerhalb von 2 Tagen",
-     dict(model=LLAMA_70B, method="qlora", dataset_tokens=2e9, max_price_per_hour=eur(3),
+     dict(model=LLAMA_70B, method="qlora", tokens=2e9, max_price_per_hour=eur(3),
           deadline_hours=48)),
     ("de-full", "de",
      "Ein Modell mit 13 Milliarden Parametern, vollständiges Fine-Tuning, 3 Epochen, kein Spot",
      dict(model="13B", method="full", epochs=3, spot="never")),
     ("de-budget", "de", "Budget 800 €, so schnell wie möglich, nur Spot, in Europa",
-     dict(budget=eur(800), objective="time", spot="required", region="eu")),
+     dict(budget=eur(800), objective="time", spot="required", regions=["eu"])),
     ("de-config", "de", "Qwen2.5 14B, Sequenzlänge 8192, Batchgröße 2, LoRA-Rang 16, bf16",
      dict(model=QWEN_14B, seq_len=8192, micro_batch_size=2, lora_rank=16,
           precision="bf16-mixed")),
@@ -149,20 +149,20 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
     ("de-cluster", "de", "8x H100 bei Lambda oder CoreWeave, am günstigsten",
      dict(num_gpus=8, gpus=H100, providers=["lambda", "coreweave"], objective="cost")),
     ("de-pretrain", "de", "Vortraining eines 1B-Modells auf 20 Milliarden Tokens in 3 Tagen",
-     dict(method="pretrain", model="1B", dataset_tokens=2e10, deadline_hours=72)),
+     dict(method="pretrain", model="1B", tokens=2e10, deadline_hours=72)),
     ("de-optimizer", "de", "50.000 Beispiele, ohne Gradient Checkpointing, AdamW 8-bit",
-     dict(dataset_samples=50_000, gradient_checkpointing="none", optimizer="adamw-8bit")),
+     dict(samples=50_000, gradient_checkpointing="none", optimizer="adamw-8bit")),
     # ------------------------------------------------------------------ Spanish
     ("es-qlora-job", "es",
      "Quiero ajustar Llama 3.1 8B con QLoRA sobre 200 millones de tokens, menos de 3 $/h, "
      "en 2 días",
-     dict(model=LLAMA_8B, method="qlora", dataset_tokens=2e8, max_price_per_hour=usd(3),
+     dict(model=LLAMA_8B, method="qlora", tokens=2e8, max_price_per_hour=usd(3),
           deadline_hours=48)),
     ("es-full", "es",
      "Un modelo de 7 mil millones de parámetros, ajuste fino completo, 3 épocas, sin spot",
      dict(model="7B", method="full", epochs=3, spot="never")),
     ("es-budget", "es", "Presupuesto de 400 $, lo más rápido posible, solo spot, en Europa",
-     dict(budget=usd(400), objective="time", spot="required", region="eu")),
+     dict(budget=usd(400), objective="time", spot="required", regions=["eu"])),
     ("es-cluster", "es", "Mixtral 8x7B en 4 A100, solo en RunPod",
      dict(model=MIXTRAL, num_gpus=4, gpus=A100, providers=["runpod"])),
     ("es-config", "es", "longitud de secuencia 2048, tamaño de lote 4, rango 8, fp16",
@@ -170,9 +170,9 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
     ("es-vram-amend", "es", "¿Y si solo tengo 24 GB?", dict(max_vram_gib=24)),
     ("es-pretrain", "es",
      "Preentrenamiento desde cero de un modelo de 1B con 20 mil millones de tokens en una semana",
-     dict(method="pretrain", model="1B", dataset_tokens=2e10, deadline_hours=168)),
+     dict(method="pretrain", model="1B", tokens=2e10, deadline_hours=168)),
     ("es-exclusion", "es", "100.000 ejemplos, 2 épocas, el más barato, no en AWS",
-     dict(dataset_samples=100_000, epochs=2, objective="cost", providers=all_but("aws"))),
+     dict(samples=100_000, epochs=2, objective="cost", providers=all_but("aws"))),
 ]  # fmt: skip
 
 
@@ -180,7 +180,7 @@ CASES: list[tuple[str, str, str, dict[str, Any]]] = [
                          ids=[c[0] for c in CASES])  # fmt: skip
 def test_extract_slots(lang: str, text: str, expected: dict[str, Any]) -> None:
     got = extract_slots(text, lang)
-    assert got == SlotUpdate(**expected), f"{text!r}: got {got.given()}, want {expected}"
+    assert got == JobUpdate(**expected), f"{text!r}: got {got.given()}, want {expected}"
 
 
 def test_every_language_has_cases() -> None:
@@ -193,19 +193,19 @@ def test_every_language_has_cases() -> None:
 
 # Every number format the brief lists, each read into the slot it belongs to.
 NUMBER_FORMATS: list[tuple[str, str, str, object]] = [
-    ("en", "200M tokens", "dataset_tokens", 2e8),
-    ("en", "200 million tokens", "dataset_tokens", 2e8),
-    ("nl", "200 miljoen tokens", "dataset_tokens", 2e8),
-    ("tr", "200 milyon token", "dataset_tokens", 2e8),
-    ("de", "2 Mrd. Tokens", "dataset_tokens", 2e9),
-    ("en", "1.5B tokens", "dataset_tokens", 1.5e9),
-    ("nl", "1,5 miljard tokens", "dataset_tokens", 1.5e9),
-    ("es", "1,5 mil millones de tokens", "dataset_tokens", 1.5e9),
-    ("nl", "200.000 samples", "dataset_samples", 200_000),
-    ("en", "200,000 samples", "dataset_samples", 200_000),
-    ("fr", "200 000 exemples", "dataset_samples", 200_000),
-    ("tr", "200 bin örnek", "dataset_samples", 200_000),
-    ("en", "50k examples", "dataset_samples", 50_000),
+    ("en", "200M tokens", "tokens", 2e8),
+    ("en", "200 million tokens", "tokens", 2e8),
+    ("nl", "200 miljoen tokens", "tokens", 2e8),
+    ("tr", "200 milyon token", "tokens", 2e8),
+    ("de", "2 Mrd. Tokens", "tokens", 2e9),
+    ("en", "1.5B tokens", "tokens", 1.5e9),
+    ("nl", "1,5 miljard tokens", "tokens", 1.5e9),
+    ("es", "1,5 mil millones de tokens", "tokens", 1.5e9),
+    ("nl", "200.000 samples", "samples", 200_000),
+    ("en", "200,000 samples", "samples", 200_000),
+    ("fr", "200 000 exemples", "samples", 200_000),
+    ("tr", "200 bin örnek", "samples", 200_000),
+    ("en", "50k examples", "samples", 50_000),
     ("en", "3 epochs", "epochs", 3.0),
     ("en", "1 epoch", "epochs", 1.0),
     ("en", "0.5 epoch", "epochs", 0.5),
@@ -315,7 +315,7 @@ MODEL_NAMES: list[tuple[str, str]] = [
     ("qwen 2.5 7b", QWEN_7B),
     ("Mixtral 8x7B", MIXTRAL),
     ("Llama 2 13B", "meta-llama/Llama-2-13b-hf"),
-    ("Llama 70B", LLAMA_70B),  # no exact name: the newest Llama of that size
+    ("Llama 70B", "meta-llama/Llama-3.3-70B-Instruct"),  # no exact name: the newest Llama 70B
     ("Qwen 14B", QWEN_14B),
     ("Gemma 2 9B", "google/gemma-2-9b"),
     ("GPT-2 XL", "openai-community/gpt2-xl"),
@@ -393,3 +393,34 @@ def test_parse_number(text: str, value: float) -> None:
     from assistant.extract.numbers import parse_number
 
     assert parse_number(text) == value, f"{text!r} -> {parse_number(text)}"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "field", "written"),
+    [
+        ("QLoRA on Llama 3.1 8B, -100M tokens", "en", "tokens", "-100m tokens"),
+        ("lora llama 8b on 1e30 tokens", "en", "tokens", "1e30 tokens"),
+        ("0 tokens", "en", "tokens", "0 tokens"),
+        ("1e20 samples", "en", "samples", "1e20 samples"),
+        ("batch 0", "en", "micro_batch_size", "batch 0"),
+        ("batch 2.5", "en", "micro_batch_size", "batch 2.5"),
+        ("rank -8", "en", "lora_rank", "rank -8"),
+        ("-3 epochs", "en", "epochs", "-3 epochs"),
+        ("0 GPUs", "en", "num_gpus", "0 gpus"),
+        ("deadline -3 hours", "en", "deadline_hours", "-3 hours"),
+    ],
+)
+def test_values_the_job_cannot_take_are_refused_not_lost(
+    text: str, lang: str, field: str, written: str
+) -> None:
+    reading = read_slots(text, lang)
+    assert [(r.field, r.written) for r in reading.rejected] == [(field, written)]
+    assert getattr(reading.update, field) is None
+    assert reading.rejected[0].reason, "what is valid, from the job model"
+
+
+def test_one_refused_value_keeps_the_others() -> None:
+    reading = read_slots("lora llama 8b 1e99 tokens seq 4096, batch 2.5", "en")
+    assert reading.update.seq_len == 4096 and reading.update.method == "lora"
+    assert [r.field for r in reading.rejected] == ["tokens", "micro_batch_size"]
+    assert extract_slots("lora llama 8b 1e99 tokens seq 4096, batch 2.5", "en") == reading.update

@@ -24,7 +24,7 @@ from assistant.answers.i18n import (
 )
 from assistant.grounding.check import GroundingSources, SourceIndex, check_grounding
 from assistant.grounding.figures import shown_figures
-from tests.assistant.artifacts import make_estimate, make_option
+from tests.fakes.artifacts import make_estimate, make_option
 from tools.units import GIB
 
 

@@ -13,10 +13,12 @@ from assistant.web.charts import (
     DOES_NOT_FIT,
     FITS,
     TITLE_CHARS,
+    ChartPart,
+    MemoryChart,
+    VramLine,
     _nice_step,
     render_memory_chart,
 )
-from assistant.web.views import ChartPart, MemoryChart, VramLine
 
 SVG = "{http://www.w3.org/2000/svg}"
 

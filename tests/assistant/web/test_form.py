@@ -1,84 +1,124 @@
-"""The job panel's form mirrors the JobState and amends it."""
+"""The job panel's form: drawn from the job's fields, mirrors the JobSpec and amends it."""
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
-from assistant.agent.state import JobState, Money
 from assistant.web.form import (
     FORM_FIELDS,
-    JobForm,
+    FormValues,
     assumed_defaults,
-    form_from_state,
-    form_from_values,
     form_values,
-    state_from_form,
+    form_widgets,
+    spec_from_form,
+    values_from_widgets,
 )
+from tools.enums import Method, Precision, SpotPolicy
+from tools.errors import InvalidInputError
+from tools.job import JobSpec, Money
+from tools.memory import EstimateInput
+
+LLAMA_8B = "meta-llama/Llama-3.1-8B"
+
+
+def test_widgets_come_from_the_job_fields() -> None:
+    widgets = {w.field: w for w in form_widgets()}
+    assert list(widgets) == list(FORM_FIELDS), "one widget per form field, in order"
+    assert widgets["method"].choices == get_args(Method), "the job's own vocabulary"
+    assert widgets["precision"].choices == get_args(Precision)
+    assert widgets["spot"].choices == get_args(SpotPolicy)
+    assert (widgets["seq_len"].kind, widgets["num_gpus"].kind) == ("count", "count")
+    assert (widgets["budget"].kind, widgets["max_price_per_hour"].kind) == ("money", "money")
+    assert (widgets["tokens"].kind, widgets["tokens"].scale) == ("number", 1_000_000)
 
 
 def test_state_shows_in_the_form_with_tokens_in_millions_and_money_as_named() -> None:
-    state = JobState(model="70B", method="qlora", dataset_tokens=2e8, spot="allowed",
-                     budget=Money(amount=50, currency="EUR"), providers=["aws"])  # fmt: skip
-    form = form_from_state(state)
-    assert form_values(form) == (
-        "70B", "qlora", None, None, None, None, 200.0, 50.0, None, "EUR", "allowed",
-    ), f"fields in {FORM_FIELDS} order"  # fmt: skip
+    state = JobSpec(model="70B", method="qlora", tokens=2e8, spot="allowed",
+                    budget=Money(amount=50, currency="EUR"), providers=["aws"])  # fmt: skip
+    form = form_values(state)
+    assert [form.values[name] for name in FORM_FIELDS] == [
+        "70B", "qlora", None, None, None, None, 200.0, 50.0, None, "allowed",
+    ], f"fields in {FORM_FIELDS} order"  # fmt: skip
+    assert form.currency == "EUR", "money keeps the currency it was given in"
 
 
 def test_widget_values_treat_blank_and_zero_as_open_and_round_counts() -> None:
-    form = form_from_values(model="  llama 3.1 8b ", method=None, precision="", seq_len=4096.0,
-                            micro_batch_size=0, num_gpus=2.4, tokens_millions=0, budget=None,
-                            max_price_per_hour=2.5, currency=None, spot="never")  # fmt: skip
-    assert form == JobForm(model="llama 3.1 8b", seq_len=4096, num_gpus=2,
-                           max_price_per_hour=2.5, spot="never")  # fmt: skip
+    form = values_from_widgets(
+        {"model": "  llama 3.1 8b ", "method": None, "precision": "", "seq_len": 4096.0,
+         "micro_batch_size": 0, "num_gpus": 2.4, "tokens": 0, "budget": None,
+         "max_price_per_hour": 2.5, "spot": "never"},
+        currency=None,
+    )  # fmt: skip
+    assert form == FormValues(
+        values={"model": "llama 3.1 8b", "method": None, "precision": None, "seq_len": 4096,
+                "micro_batch_size": None, "num_gpus": 2, "tokens": None, "budget": None,
+                "max_price_per_hour": 2.5, "spot": "never"},
+        currency="USD",
+    )  # fmt: skip
 
 
-def test_form_amends_the_state_and_keeps_slots_it_does_not_show() -> None:
-    before = JobState(model="70B", method="qlora", dataset_samples=10_000, providers=["runpod"],
-                      budget=Money(amount=40, currency="USD"), seq_len=1024)  # fmt: skip
-    form = JobForm(model="70B", method="full", tokens_millions=50, max_price_per_hour=3,
-                   currency="EUR")  # fmt: skip
-    after = state_from_form(form, before)
-    assert after.method == "full" and after.dataset_tokens == 50_000_000
-    assert after.dataset_samples is None, "tokens replace samples"
+def test_form_amends_the_state_and_keeps_fields_it_does_not_show() -> None:
+    before = JobSpec(model="70B", method="qlora", samples=10_000, providers=["runpod"],
+                     budget=Money(amount=40), seq_len=1024)  # fmt: skip
+    raw = {**form_values(before).values, "method": "full", "tokens": 50, "budget": None,
+           "seq_len": None, "max_price_per_hour": 3}  # fmt: skip
+    after = spec_from_form(values_from_widgets(raw, "eur"), before)
+    assert after.method == "full" and after.tokens == 50_000_000
+    assert after.samples is None, "tokens replace samples"
     assert after.max_price_per_hour == Money(amount=3, currency="EUR"), "never converted"
     assert after.budget is None and after.seq_len is None, "cleared fields are open again"
-    assert after.providers == ["runpod"], "slots the form does not show are kept"
+    assert after.providers == ["runpod"], "fields the form does not show are kept"
 
 
 def test_a_samples_workload_survives_a_form_without_tokens() -> None:
-    before = JobState(model="7B", dataset_samples=5000)
-    after = state_from_form(form_from_state(before), before)
+    before = JobSpec(model="7B", samples=5000)
+    after = spec_from_form(form_values(before), before)
     assert after == before, "round trip through the form changes nothing"
 
 
-def test_invalid_widget_values_raise() -> None:
-    with pytest.raises(ValueError, match="method"):
-        form_from_values(method="sgd")
+def test_invalid_widget_values_name_the_field() -> None:
+    with pytest.raises(InvalidInputError, match=r"^method: got 'sgd'"):
+        spec_from_form(values_from_widgets({"method": "sgd"}, "USD"), JobSpec())
 
 
-def test_open_slots_show_the_defaults_the_plan_used() -> None:
-    state = JobState(model="meta-llama/Llama-3.1-8B", method="qlora", seq_len=1024)
+def test_open_fields_show_the_defaults_the_job_used() -> None:
+    state = JobSpec(model=LLAMA_8B, method="qlora", seq_len=1024)
     defaults = assumed_defaults(state)
     assert defaults["precision"] == "bf16-mixed" and defaults["spot"] == "never"
-    assert "seq_len" not in defaults and "method" not in defaults, "given slots are not assumed"
-    form = form_from_state(state, defaults)
-    assert (form.method, form.precision, form.seq_len, form.spot) == (
+    assert "seq_len" not in defaults and "method" not in defaults, "given fields are not assumed"
+    form = form_values(state, defaults)
+    values = form.values
+    assert (values["method"], values["precision"], values["seq_len"], values["spot"]) == (
         "qlora", "bf16-mixed", 1024, "never",
-    ), "state first, then the plan's defaults"  # fmt: skip
-    assert form.tokens_millions == 100.0, "the default 100M tokens, in millions"
-    assert assumed_defaults(JobState(method="lora")) == {}, "no model: nothing is assumed"
-    assert assumed_defaults(JobState(model="no such model xyz")) == {}, "invalid: blank"
+    ), "state first, then the job's defaults"  # fmt: skip
+    assert values["tokens"] == 100.0, "the default 100M tokens, in millions"
+    assert values["num_gpus"] is None, "a GPU count is shown only when the user gave one"
+    assert assumed_defaults(JobSpec(method="lora")) == {}, "no model: nothing is assumed"
+    assert assumed_defaults(JobSpec(model="no such model xyz")) == {}, "invalid: blank"
 
 
-def test_fields_still_showing_assumed_defaults_leave_their_slots_open() -> None:
-    state = JobState(model="meta-llama/Llama-3.1-8B", method="qlora")
+def test_fields_still_showing_assumed_defaults_leave_their_fields_open() -> None:
+    state = JobSpec(model=LLAMA_8B, method="qlora")
     defaults = assumed_defaults(state)
-    shown = form_from_state(state, defaults)
-    untouched = state_from_form(shown, state, defaults)
+    shown = form_values(state, defaults)
+    untouched = spec_from_form(shown, state, defaults)
     assert untouched == state, "showing the defaults does not make them the user's choice"
-    edited = state_from_form(shown.model_copy(update={"seq_len": 4096}), state, defaults)
-    assert edited == state.model_copy(update={"seq_len": 4096}), "only the edited slot is set"
-    chosen = JobState(model="7B", seq_len=2048)
-    kept = state_from_form(form_from_state(chosen, assumed_defaults(chosen)), chosen, defaults)
+    edited = FormValues(values={**shown.values, "seq_len": 4096}, currency=shown.currency)
+    assert spec_from_form(edited, state, defaults) == state.model_copy(update={"seq_len": 4096})
+    chosen = JobSpec(model="7B", seq_len=2048)
+    kept = spec_from_form(form_values(chosen, assumed_defaults(chosen)), chosen, defaults)
     assert kept.seq_len == 2048, "a value the user gave stays even when it equals the default"
+
+
+def test_an_uploaded_model_stays_while_the_form_shows_its_name() -> None:
+    arch = EstimateInput(model=LLAMA_8B).model.model_copy(
+        update={"name": "your config", "source": "uploaded config.json"}
+    )
+    state = JobSpec(model=arch, method="lora")
+    shown = form_values(state)
+    assert shown.values["model"] == "your config", "the upload's name in the model field"
+    assert spec_from_form(shown, state).model == arch, "the architecture itself is kept"
+    renamed = FormValues(values={**shown.values, "model": "llama 3.1 70b"}, currency="USD")
+    assert spec_from_form(renamed, state).model == "llama 3.1 70b", "a typed name replaces it"

@@ -14,8 +14,8 @@ from assistant.web.launch_spec import (
     to_json,
     to_skypilot_yaml,
 )
-from tests.assistant.artifacts import make_option, make_summary
-from tests.assistant.web.test_views import make_instance
+from tests.fakes.artifacts import make_option, make_summary
+from tests.fakes.catalogs import make_instance
 
 
 def test_single_node_spec_names_infra_region_accelerators_spot_and_disk() -> None:

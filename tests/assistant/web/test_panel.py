@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from assistant.agent.events import ToolEnd, ToolStart
-from assistant.agent.state import JobState, Money
+from assistant.agent.tool_args import EstimateMemoryArgs, RankInstancesArgs
+from assistant.agent.toolbox import run_estimate_memory, run_rank_instances
 from assistant.answers.job import notices_section
 from assistant.answers.parts import Text
 from assistant.web.panel import (
@@ -13,11 +14,9 @@ from assistant.web.panel import (
     panel_from_events,
     panel_view,
 )
-from tests.assistant.artifacts import make_estimate, make_option, make_ranking
-from tests.assistant.web.test_views import make_instance
-from tools.catalog.instances import Catalog
-from tools.memory import estimate
-from tools.ranking import rank
+from tests.fakes.artifacts import make_estimate, make_option, make_ranking
+from tests.fakes.catalogs import web_catalog
+from tools.job import JobSpec, Money
 
 
 def _end(name: str, artifact: object, status: str = "success") -> ToolEnd:
@@ -37,42 +36,35 @@ def test_a_job_turn_replaces_the_panel_and_a_guidance_turn_keeps_it() -> None:
     assert failed is after, "a failed tool leaves the panel as it was"
 
 
-def _catalog() -> Catalog:
-    return Catalog([
-        make_instance(),
-        make_instance(instance_type="g5.xlarge", gpu="A10G", price_per_hour=1.006,
-                      spot_price_per_hour=None, spot_available=False),
-        make_instance(provider="runpod", instance_type="h100", gpu="H100-SXM",
-                      price_per_hour=2.99, spot_price_per_hour=None, spot_available=False,
-                      regions=[]),
-    ])  # fmt: skip
-
-
 def test_compute_panel_runs_the_same_domain_functions_as_the_chat() -> None:
-    state = JobState(model="meta-llama/Llama-3.1-8B", method="qlora", spot="never")
-    data = compute_panel(state, _catalog())
+    state = JobSpec(model="meta-llama/Llama-3.1-8B", method="qlora", spot="never")
+    data = compute_panel(state, web_catalog())
     assert data.estimate is not None and data.ranking is not None and data.notices == []
     assert data.ranking.job.method == "qlora" and data.ranking.considered == 3
-    from assistant.agent.jobspec import build_job
-
-    plan = build_job(state, _catalog())
-    assert plan.job is not None and plan.request is not None
-    assert data.estimate == estimate(plan.job), "the same estimate the estimate tool returns"
-    assert data.ranking == rank(plan.request, _catalog()), "the same ranking"
+    _, by_tool = run_estimate_memory(EstimateMemoryArgs(model=state.model, method="qlora"))
+    assert data.estimate == by_tool, "the same estimate the chat's estimate tool returns"
+    _, ranked = run_rank_instances(
+        RankInstancesArgs(model=state.model, method="qlora", spot="never"), web_catalog()
+    )
+    assert data.ranking == ranked, "the same ranking the chat's rank tool returns"
 
 
 def test_compute_panel_notes_what_was_not_applied_and_missing_models() -> None:
-    data = compute_panel(JobState(method="lora"), _catalog())
+    data = compute_panel(JobSpec(method="lora"), web_catalog())
     assert data.estimate is None and data.ranking is None and data.notices == []
-    euros_state = JobState(model="7B", budget=Money(amount=20, currency="EUR"))
-    euros = compute_panel(euros_state, _catalog())
-    assert [(n.kind, n.slot, n.value) for n in euros.notices] == [
-        ("currency_not_applied", "budget", "20 EUR")
+    euros_state = JobSpec(model="7B", budget=Money(amount=20, currency="EUR"))
+    euros = compute_panel(euros_state, web_catalog())
+    assert [(n.kind, n.field, n.value) for n in euros.notices] == [
+        ("currency_converted", "budget", "20 EUR")
     ], "never converted silently"
-    assert euros.state == euros_state and euros.ranking is not None, "ranked all the same"
+    assert euros.state == euros_state and euros.ranking is not None
     shown = panel_view(euros, {}, "de").notes_markdown
     assert shown == notices_section(Text("de"), euros.notices, euros_state), "worded in German"
     assert "EUR" in shown and "20" in shown
+    naira_state = JobSpec(model="7B", budget=Money(amount=20000, currency="NGN"))
+    naira = compute_panel(naira_state, web_catalog())
+    assert [(n.kind, n.field) for n in naira.notices] == [("currency_not_applied", "budget")]
+    assert naira.ranking is not None, "ranked all the same, without the budget"
 
 
 def test_panel_view_renders_chart_tables_and_the_chosen_launch_spec() -> None:

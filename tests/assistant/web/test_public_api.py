@@ -6,18 +6,21 @@ import inspect
 import json
 from typing import get_type_hints
 
-from assistant.agent.tool_args import EstimateMemoryArgs
+import pytest
+
+from assistant.agent.tool_args import ESTIMATE_FIELDS, RANK_FIELDS, EstimateMemoryArgs
 from assistant.agent.toolbox import run_estimate_memory
 from assistant.web.public_api import PublicApi
 from knowledge.base import KnowledgeBase
-from tests.assistant.web.test_panel import _catalog
+from tests.fakes.catalogs import web_catalog
+from tools.errors import InvalidInputError, UnknownNameError
 
 
 def _api(kb: KnowledgeBase | None = None) -> PublicApi:
     def no_kb() -> KnowledgeBase:
         raise AssertionError("not needed")
 
-    return PublicApi(_catalog, (lambda: kb) if kb else no_kb)
+    return PublicApi(web_catalog, (lambda: kb) if kb else no_kb)
 
 
 def test_estimate_memory_returns_exactly_the_tool_json_text() -> None:
@@ -35,11 +38,20 @@ def test_rank_instances_defaults_to_100m_tokens_and_ranks_the_catalog() -> None:
     assert [row["rank"] for row in got["ranked"]] == [1, 2], "top 2 rows"
 
 
-def test_domain_errors_come_back_as_json_naming_what_is_valid() -> None:
-    got = json.loads(_api().estimate_memory("no such model xyz"))
-    assert got["error"]["type"] == "UnknownNameError" and got["error"]["kind"] == "model"
-    bad = json.loads(_api().rank_instances("7B", top=99))
-    assert bad["error"]["field"] == "top" and bad["error"]["value"] == 99
+def test_domain_errors_are_raised_as_the_command_line_words_them() -> None:
+    with pytest.raises(UnknownNameError, match=r"^unknown model 'no such model xyz'"):
+        _api().estimate_memory("no such model xyz")
+    with pytest.raises(InvalidInputError, match=r"^top: got 99; valid: "):
+        _api().rank_instances("7B", top=99)
+    with pytest.raises(InvalidInputError, match=r"^seq_len: got 0; valid: an integer from 1 to"):
+        _api().estimate_memory("7B", seq_len=0)
+
+
+def test_every_job_field_is_a_parameter() -> None:
+    params = set(inspect.signature(_api().rank_instances).parameters)
+    assert params == {"model", "top", *RANK_FIELDS}, "the endpoint derives from the job"
+    assert set(inspect.signature(_api().estimate_memory).parameters) == {
+        "model", *ESTIMATE_FIELDS}, "the estimate endpoint too"  # fmt: skip
 
 
 def test_search_knowledge_returns_passages(knowledge_base: KnowledgeBase) -> None:

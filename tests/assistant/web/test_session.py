@@ -7,12 +7,12 @@ import stat
 from pathlib import Path
 
 from assistant.agent.conversation import Session
-from assistant.agent.state import JobState
 from assistant.web.session import MAX_SAVED_MESSAGES, WebSession, browser_secret
+from tools.job import JobSpec
 
 
 def test_browser_record_round_trips_the_conversation() -> None:
-    web = WebSession(session=Session(language="tr", state=JobState(model="70B")), ui_lang="de")
+    web = WebSession(session=Session(language="tr", state=JobSpec(model="70B")), ui_lang="de")
     web.chat = [{"role": "user", "content": "70B"}, {"role": "assistant", "content": "tamam"}]
     back = WebSession.from_browser(web.to_browser(), ui_lang="de")
     assert back.session == web.session and back.chat == web.chat
@@ -22,7 +22,7 @@ def test_browser_record_round_trips_the_conversation() -> None:
 def test_damaged_or_foreign_records_start_afresh_in_the_browser_language() -> None:
     for raw in (None, "text", {"version": 99}, {"version": 1, "session": {"state": {"x": 1}}}):
         fresh = WebSession.from_browser(raw, ui_lang="fr")
-        assert fresh.chat == [] and fresh.session.state == JobState(), f"{raw!r}"
+        assert fresh.chat == [] and fresh.session.state == JobSpec(), f"{raw!r}"
         assert fresh.language == "fr"
     mixed = {"version": 1, "session": {}, "chat": [{"role": "user", "content": "hi"}, {"x": 1}]}
     assert WebSession.from_browser(mixed).chat == [{"role": "user", "content": "hi"}]
@@ -34,15 +34,20 @@ def test_only_recent_messages_are_saved() -> None:
     assert len(saved) == MAX_SAVED_MESSAGES and saved[0]["content"] == "50"
 
 
-def test_uploaded_model_applies_while_the_job_still_names_it() -> None:
+def test_an_uploaded_model_is_part_of_the_saved_job() -> None:
     from tools.architectures.registry import lookup_model
 
-    arch = lookup_model("llama 3.1 8b")
-    web = WebSession(uploaded=arch, uploaded_as="8030261248")
-    web.session.state = JobState(model="8030261248")
-    assert web.uploaded_model() == arch
-    web.session.state = JobState(model="70B")
-    assert web.uploaded_model() is None, "the user picked another model"
+    arch = lookup_model("llama 3.1 8b").model_copy(update={"source": "uploaded config.json"})
+    web = WebSession(session=Session(state=JobSpec(model=arch, method="lora")))
+    back = WebSession.from_browser(web.to_browser())
+    assert back.session.state.model == arch, "the architecture survives a reload"
+
+
+def test_a_version_1_session_is_read_with_todays_field_names() -> None:
+    old = {"version": 1, "session": {"version": 1, "state": {
+        "model": "70B", "dataset_tokens": 2e8, "region": "eu"}}}  # fmt: skip
+    web = WebSession.from_browser(old)
+    assert web.session.state == JobSpec(model="70B", tokens=2e8, regions=["eu"]), "nothing lost"
 
 
 def test_browser_secret_is_made_once_owner_only_and_reused(tmp_path: Path) -> None:

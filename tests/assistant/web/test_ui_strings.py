@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from assistant.web.ui_strings import (
     example_prompts,
     i18n_tables,
-    language_from_header,
     ui_keys,
     ui_text,
 )
@@ -33,19 +30,3 @@ def test_two_examples_per_language() -> None:
     prompts = example_prompts()
     assert [lang for lang, _ in prompts] == [lang for lang in LANGUAGES for _ in (1, 2)]
     assert "QLoRA" in prompts[0][1] and "milyon" in prompts[6][1], "en job, tr job"
-
-
-@pytest.mark.parametrize(
-    ("header", "lang"),
-    [
-        ("tr-TR,tr;q=0.9,en-US;q=0.8,en;q=0.7", "tr"),
-        ("it-IT,it;q=0.9,de;q=0.5,fr;q=0.6", "fr"),
-        ("en;q=0.2, nl", "nl"),
-        ("es;q=0", "en"),
-        ("de;q=abc, es", "es"),
-        ("", "en"),
-        (None, "en"),
-    ],
-)
-def test_accept_language_picks_our_most_wanted_language(header: str | None, lang: str) -> None:
-    assert language_from_header(header) == lang

@@ -3,48 +3,27 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assistant.web.charts import memory_chart, vram_lines
 from assistant.web.views import (
     CatalogFilters,
     breakdown_table,
     catalog_table,
     excluded_table,
     filter_catalog_table,
-    memory_chart,
     passages_markdown,
     ranked_table,
-    vram_lines,
 )
 from knowledge.retrieval import Passage
-from tests.assistant.artifacts import make_estimate, make_excluded, make_option, make_ranking
-from tools.catalog.instances import Catalog, Instance
+from tests.fakes.artifacts import make_estimate, make_excluded, make_option, make_ranking
+from tests.fakes.catalogs import make_instance
+from tools.catalog.instances import Catalog
 from tools.errors import UnknownNameError
 from tools.units import GIB
-
-
-def make_instance(**over: Any) -> Instance:
-    fields: dict[str, Any] = {
-        "provider": "aws",
-        "instance_type": "g6e.xlarge",
-        "gpu": "L40S",
-        "gpu_count": 1,
-        "interconnect": "pcie",
-        "price_per_hour": 1.861,
-        "spot_price_per_hour": 0.9,
-        "regions": ["us-east-1"],
-        "billing_granularity": "second",
-        "min_charge_seconds": 60,
-        "persistent_volumes": True,
-        "source": "aws pricing page",
-        "as_of": date(2025, 6, 1),
-    }
-    fields.update(over)
-    return Instance(**fields)
 
 
 def test_ranked_table_copies_the_option_figures_rounded_for_display() -> None:

@@ -16,7 +16,12 @@ from tools.catalog.skypilot import (
     sky_catalog_dir,
     summarize_skips,
 )
-from tools.catalog.skypilot_rows import SkyPilotRowError, gpu_memory_mib, resolve_gpu
+from tools.catalog.skypilot_rows import (
+    SkyPilotRowError,
+    gpu_memory_mib,
+    memory_mismatch,
+    resolve_gpu,
+)
 
 AS_OF = date(2026, 5, 20)
 
@@ -35,10 +40,12 @@ def everything(shared_dir: Path) -> ImportResult:
 # CSVs: e.g. lambda = 22 instance types x 17 regions at one price each, minus the Turing-era
 # Quadro RTX 6000 (no datasheet entry) -> 21; nebius = 18 distinct types, all known GPUs.
 # vast: 2x-A100_SXM4 splits into a 40 GB and an 80 GB tier once memory is read per GPU.
+# B300 (aws p6-b300, lium, verda) and RTX PRO 6000 (jarvislabs, lium, seeweb, verda, vast's
+# RTXPRO6000WS) have datasheet entries: 21 instance types that were skipped before.
 EXPECTED_PER_CLOUD = {
-    "aws": 56, "azure": 316, "fluidstack": 1, "gcp": 184, "hyperbolic": 3, "hyperstack": 24,
-    "ibm": 6, "jarvislabs": 12, "lambda": 21, "lium": 33, "mithril": 4, "nebius": 18,
-    "seeweb": 21, "vast": 39, "verda": 9, "yotta": 8,
+    "aws": 57, "azure": 316, "fluidstack": 1, "gcp": 184, "hyperbolic": 3, "hyperstack": 24,
+    "ibm": 6, "jarvislabs": 16, "lambda": 21, "lium": 38, "mithril": 4, "nebius": 18,
+    "seeweb": 25, "vast": 41, "verda": 14, "yotta": 8,
 }  # fmt: skip
 
 
@@ -47,7 +54,7 @@ def test_instances_per_cloud(everything: ImportResult) -> None:
     for item in everything.catalog:
         counts[item.provider] = counts.get(item.provider, 0) + 1
     assert counts == EXPECTED_PER_CLOUD
-    assert len(everything.catalog) == 755
+    assert len(everything.catalog) == 776
     assert everything.rows_read == 3083, "all rows of all 18 CSVs, GCP host rows included"
 
 
@@ -56,15 +63,17 @@ def test_skipped_rows_are_counted_by_reason(everything: ImportResult) -> None:
     assert skipped["GPU attaches to an n1 host VM (not in the catalog)"] == 201, "GCP T4/V100"
     assert skipped["fractional GPU"] == 108, "Azure A10 slices (0.167/0.333/0.5 GPU)"
     assert skipped["no host VM price for the zone"] == 39
-    assert skipped["no on-demand price"] == 12, "AWS p5e (spot only) + 3 Verda rows"
-    assert skipped["unknown accelerator 'B300'"] == 7
-    assert everything.skipped_total == 646
+    assert skipped["no on-demand price"] == 14, "AWS p5e (spot only) + 5 Verda rows"
+    assert skipped["unknown accelerator 'B300'"] == 0, "B300 is in the GPU table"
+    assert skipped["unknown accelerator 'RTX6000'"] == 18, "Turing Quadro RTX 6000: not mapped"
+    assert not [reason for reason in skipped if reason.startswith("GPU memory")], "no mismatch"
+    assert everything.skipped_total == 624
 
 
 @pytest.mark.parametrize(
     ("file", "instances", "skipped"),
     [
-        ("aws.csv", 56, {"no on-demand price": 9, "unknown accelerator 'B300'": 1}),
+        ("aws.csv", 57, {"no on-demand price": 9}),
         ("lambda.csv", 21, {"unknown accelerator 'RTX6000'": 17}),
         ("nebius.csv", 18, {}),
         ("hyperstack.csv", 24, {}),
@@ -225,12 +234,51 @@ def test_gpu_memory_from_gpu_info(cell: str, mib: int | None) -> None:
         ("azure", "Standard_NC24ads_A100_v4", "A100-80GB", None, "A100-80GB-PCIe"),
         ("azure", "Standard_NC6s_v3", "V100", None, "V100-16GB-PCIe"),
         ("aws", "p3dn.24xlarge", "V100-32GB", 32768, "V100-32GB-SXM"),
-        ("seeweb", "x", "RTX PRO 6000 96GB", None, None),
+        ("seeweb", "x", "RTX PRO 6000 96GB", None, "RTXPRO6000"),
+        ("lambda", "gpu_1x_rtx6000", "RTX6000", 24576, None),  # Turing Quadro, not the Ada card
+        ("aws", "p6-b300.48xlarge", "B300", 275040, "B300"),
     ],
 )
 def test_resolve_gpu(cloud: str, instance_type: str, accelerator: str, mib: int | None,
                      gpu: str | None) -> None:  # fmt: skip
     assert resolve_gpu(cloud, instance_type, accelerator, mib) == gpu
+
+
+@pytest.mark.parametrize(
+    ("gpu", "mib", "reason"),
+    [
+        ("B300", 275040, None),  # AWS reports 268.6 GiB usable of 288
+        ("L4", 22888, None),  # AWS gr6: 22.4 GiB of 24
+        ("RTX6000-Ada", 24576, "GPU memory 24 GiB does not match RTX6000-Ada (48 GiB)"),
+        ("A100-80GB-SXM", 40960, "GPU memory 40 GiB does not match A100-80GB-SXM (80 GiB)"),
+        ("H100-SXM", None, None),
+    ],
+)
+def test_memory_mismatch_refuses_a_gpu_of_another_size(
+    gpu: str, mib: int | None, reason: str | None
+) -> None:
+    assert memory_mismatch(gpu, mib) == reason
+
+
+def test_tpu_rows_and_placeholder_prices_are_skipped_by_reason(tmp_path: Path) -> None:
+    gcp = tmp_path / "gcp" / "vms.csv"
+    gcp.parent.mkdir()
+    gcp.write_text(
+        "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
+        "AvailabilityZone,Price,SpotPrice\n"
+        ",,,tpu-v6e-8,1,tpu-v6e-8,asia-east1,asia-east1-b,700.0,700.0\n"
+        ",,,A100,1,,us-central1,us-central1-a,700.0,1.0\n"
+        ",,,A100,1,,us-central1,us-central1-b,1.5,0.5\n"
+        "a2-highgpu-1g,12,85,,,,us-central1,us-central1-b,0.9,0.3\n"
+    )
+    result = import_skypilot(gcp, as_of=AS_OF)
+    assert dict(result.skipped) == {"TPU (not a GPU)": 1, "placeholder price 700.0": 1}
+    (item,) = result.catalog
+    assert (item.id, item.price_per_hour, item.spot_price_per_hour) == (
+        "gcp/a2-highgpu-1g",
+        2.4,
+        0.8,
+    )
 
 
 @pytest.mark.parametrize(

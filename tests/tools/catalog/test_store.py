@@ -57,7 +57,7 @@ def test_saved_import_replaces_builtin_rows(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     result = import_catalog(source, None, TODAY)
     saved = save_import(result.catalog, data_dir, import_name(source, "yaml"))
-    assert saved == data_dir / "catalogs" / "yaml-mine.yaml"
+    assert saved == data_dir / "catalogs" / "yaml-mine.csv"
     assert saved_imports(data_dir) == [saved]
     merged = load_catalog(data_dir)
     assert merged.get("lambda/gpu_8x_h100_sxm5").price_per_hour == 20.0, "import wins over built-in"

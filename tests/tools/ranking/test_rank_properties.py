@@ -7,21 +7,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fakes.catalogs import instance
 from tests.fakes.jobs import bare_input
-from tests.tools.ranking_fixtures import instance
 from tools.catalog.instances import Instance
 from tools.memory import estimate
 from tools.ranking import RankRequest, Workload, rank
-from tools.ranking.plans import (
-    PLAN_ORDER,
-    PlanFit,
-    PlanName,
-    PlanSearch,
-    is_offload,
-    plan_engine,
-    plan_input,
-)
+from tools.ranking.plans import PlanFit, PlanName, plan_engine, plan_input
 from tools.ranking.prepare import checkpoint_bytes
+from tools.ranking.search import PlanSearch
 from tools.units import GIB
 
 FAST = settings(max_examples=25, deadline=None)
@@ -34,7 +27,7 @@ JOB = bare_input(model="meta-llama/Llama-2-7b-hf", method="lora", gradient_check
 def offers(draw: st.DrawFn, name: str) -> Instance:
     count = draw(st.sampled_from([1, 2, 4, 8]))
     price = draw(st.floats(min_value=0.1, max_value=100))
-    spot = draw(st.none() | st.floats(min_value=0.05, max_value=100))
+    spot = draw(st.none() | st.floats(min_value=0.1, max_value=100))
     extra: dict[str, Any] = {
         "billing_granularity": draw(st.sampled_from(["second", "minute", "hour"])),
         "min_charge_seconds": draw(st.sampled_from([0, 60, 3600])),
@@ -114,10 +107,6 @@ def test_spot_expected_cost_covers_the_compute_time(
         assert row.spot_hours is not None and row.spot_hours >= row.compute_hours, "wall >= compute"
 
 
-def _plan_position(fit: PlanFit) -> tuple[bool, int, int]:
-    return (is_offload(fit.plan), fit.nodes, PLAN_ORDER[fit.plan])
-
-
 @FAST
 @given(
     small=st.floats(min_value=5e8, max_value=3e10),
@@ -141,7 +130,7 @@ def test_a_larger_model_never_needs_less_memory(
     fit_large = larger.fit(8, 80 * GIB, range(1, 5), None)
     if isinstance(fit_large, PlanFit):
         assert isinstance(fit_small, PlanFit), "the smaller model fits wherever the larger does"
-        assert _plan_position(fit_small) <= _plan_position(fit_large), "no later plan"
+        assert fit_small.position <= fit_large.position, "no later plan"
         if fit_small.plan == fit_large.plan and fit_small.nodes == fit_large.nodes:
             assert fit_small.need_per_gpu_bytes <= fit_large.need_per_gpu_bytes, "same plan"
 

@@ -1,0 +1,60 @@
+"""Which language a turn is answered in and a page shown in: the one set of rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.languages import choose_language, language_from_header, resolve_lang
+from tools.errors import InvalidInputError
+
+
+@pytest.mark.parametrize(
+    ("given_lang", "expected"), [("de", "de"), ("DE", "de"), ("de-DE", "de"), ("tr_TR", "tr")]
+)
+def test_resolve_lang(given_lang: str, expected: str) -> None:
+    assert resolve_lang(given_lang) == expected, given_lang
+
+
+@pytest.mark.parametrize(
+    ("header", "lang"),
+    [
+        ("tr-TR,tr;q=0.9,en-US;q=0.8,en;q=0.7", "tr"),
+        ("it-IT,it;q=0.9,de;q=0.5,fr;q=0.6", "fr"),
+        ("en;q=0.2, nl", "nl"),
+        ("es;q=0", "en"),
+        ("de;q=abc, es", "es"),
+        ("", "en"),
+        (None, "en"),
+    ],
+)
+def test_accept_language_picks_our_most_wanted_language(header: str | None, lang: str) -> None:
+    assert language_from_header(header) == lang
+
+
+@pytest.mark.parametrize(
+    ("message", "override", "previous", "expected"),
+    [
+        ("Ich möchte Llama 3.1 8B mit QLoRA feinabstimmen", None, None, "de"),
+        ("Ich möchte Llama 3.1 8B mit QLoRA feinabstimmen", None, "en", "de"),
+        ("only spot", None, "nl", "nl"),
+        ("70B", None, None, "en"),
+        ("anything", "es", "nl", "es"),
+        ("anything", "DE-de", None, "de"),
+    ],
+)
+def test_choose_language(
+    message: str, override: str | None, previous: str | None, expected: str
+) -> None:
+    assert choose_language(message, override, previous) == expected
+
+
+def test_unsupported_language_override_is_an_error() -> None:
+    from tools.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=r"lang: got 'it'; valid: one of en, nl"):
+        choose_language("ciao", "it", None)
+
+
+def test_unknown_language_says_what_is_valid() -> None:
+    with pytest.raises(InvalidInputError, match=r"lang: got 'pt'; valid: one of en, nl, fr"):
+        resolve_lang("pt")

@@ -1,0 +1,60 @@
+"""The web app for tests: a tiny knowledge base, settings on a free loopback port, and the app
+launched with `prevent_thread_lock=True` for as long as a `with` block lasts."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import app
+from assistant.agent.conversation import Assistant
+from assistant.settings import Settings
+from knowledge.retrieval import Passage
+
+PASSAGES = {
+    "en": ("Spot instances can be reclaimed", "Save a checkpoint often when you run on spot."),
+    "tr": ("Spot örnekler geri alınabilir", "Spot üzerinde sık sık checkpoint kaydedin."),
+}
+
+
+class TinyKnowledge:
+    """A knowledge base of one topic in two languages (what the tools need: `search`)."""
+
+    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+        code = lang if lang in PASSAGES else "en"
+        title, text = PASSAGES[code]
+        passage = Passage(
+            topic="provider/spot", lang=code, title=title, text=text,
+            source=f"knowledge/docs/{code}/spot.md", score=1.0, chunk_id=f"provider/spot#{code}#0",
+            query_lang=lang or "en", lang_fallback=False,
+        )  # fmt: skip
+        return [passage][:k]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def make_settings(data_dir: Path, **over: Any) -> Settings:
+    """Settings with the data in `data_dir` and a free port."""
+    return Settings(data_dir=data_dir, port=free_port(), **over)
+
+
+@contextmanager
+def running_app(settings: Settings, *, queue: bool = True) -> Iterator[str]:
+    """The app for `settings` (tiny knowledge base) launched on loopback; yields its URL."""
+    demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
+    if queue:
+        demo.queue(default_concurrency_limit=app.CONCURRENCY, max_size=app.QUEUE_SIZE)
+    options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
+    _, url, _ = demo.launch(**options)
+    try:
+        yield url
+    finally:
+        demo.close()
