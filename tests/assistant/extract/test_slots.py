@@ -493,3 +493,15 @@ def test_a_word_of_completeness_near_a_training_word_is_full(
 def test_training_on_the_whole_dataset_is_no_method() -> None:
     assert extract_slots("train on the whole dataset for 2 epochs", "en").method is None
     assert extract_slots("qlora op llama 8b trainen", "nl").method == "qlora"
+
+
+@pytest.mark.parametrize(
+    ("text", "spot"),
+    [("and w/ spot?", "allowed"), ("w/spot is fine", "allowed"), ("lora w/o spot", "never")],
+)
+def test_chat_shorthand_with_and_without(text: str, spot: str) -> None:
+    assert extract_slots(text, "en").spot == spot
+
+
+def test_a_slash_inside_a_name_is_no_shorthand() -> None:
+    assert extract_slots("meta-llama/Llama-3.1-8B", "en").model == "meta-llama/Llama-3.1-8B"
