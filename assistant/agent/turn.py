@@ -38,7 +38,6 @@ from assistant.extract import (
     QuestionKind,
     RejectedSlot,
     Routed,
-    extract_slots,
     read_slots,
     route_intent,
 )
@@ -154,13 +153,15 @@ def _resolved(spec: JobSpec, catalog: Catalog | None) -> ResolvedJob | None:
 
 
 def fold_messages(messages: Sequence[BaseMessage], catalog: Catalog | None) -> TurnContext:
-    """The context of the last human message, every earlier one folded in (languages detected)."""
+    """The context of the last human message, every earlier one folded in as its own turn
+    folded it (languages detected; routed, so the hardware a fit check named or the topic of a
+    general question sets nothing)."""
     texts = [m.text for m in messages if isinstance(m, HumanMessage)]
     if not texts:
         raise ValueError("the conversation has no user message")
     state = JobSpec()
     for text in texts[:-1]:
-        state = apply_update(state, extract_slots(text, _detected(text)))
+        state = plan_turn(state, text, _detected(text), catalog).state
     return plan_turn(state, texts[-1], _detected(texts[-1]), catalog)
 
 

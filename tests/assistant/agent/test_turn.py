@@ -213,3 +213,20 @@ def test_a_fit_check_runs_on_the_variant_the_message_narrows_to(catalog: Catalog
     assert [(c.args["gpu_memory_gib"], c.args["num_gpus"]) for c in calls] == [(40.0, 2)]
     every = calls_for(ctx_for("is an A100 enough for LoRA on Qwen2.5 7B?", "en", catalog), [])
     assert [c.args["gpu_memory_gib"] for c in every] == [40.0, 80.0]
+
+
+def test_folded_messages_keep_the_rules_of_each_turn(catalog: Catalog) -> None:
+    """The policy without a planned turn folds the history turn by turn: a general question's
+    topic sets nothing in the job, as in the conversation itself."""
+    from assistant.agent.turn import fold_messages
+
+    history = [
+        HumanMessage("QLoRA on Llama 3.1 8B, 100M tokens"),
+        AIMessage("..."),
+        HumanMessage("does gradient checkpointing slow training down a lot?"),
+        AIMessage("..."),
+        HumanMessage("and with a sequence length of 4096?"),
+    ]
+    ctx = fold_messages(history, catalog)
+    assert ctx.prior.gradient_checkpointing is None and ctx.state.gradient_checkpointing is None
+    assert (ctx.state.method, ctx.state.seq_len) == ("qlora", 4096)
