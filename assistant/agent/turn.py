@@ -108,11 +108,14 @@ _TOPICS = (
 )  # fmt: skip
 
 
-def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> TurnContext:
-    """Route one user message, fold what it says into the job state and resolve the job it now
-    describes (leniently: a value the tools reject is dropped with a notice and its default)."""
+def plan_turn(
+    prior: JobSpec, text: str, lang: str, catalog: Catalog | None, previous: str | None = None
+) -> TurnContext:
+    """Route one user message (`previous`: the intent of the conversation's previous message),
+    fold what it says into the job state and resolve the job it now describes (leniently: a
+    value the tools reject is dropped with a notice and its default)."""
     update, rejected = read_slots(text, lang)
-    routed = route_intent(text, lang, prior, update)
+    routed = route_intent(text, lang, prior, update, previous)
     dropped = _NOT_FILTERS.get(routed.intent, ())
     if routed.intent == "guidance" and routed.cues.kind != "mixed":
         dropped = _TOPICS
