@@ -131,7 +131,7 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("small_talk", TIPS, "a greeting or thanks alone"))
     if _about_nothing_covered(c):
         weights.append(("out_of_scope", NUDGES, "no greeting, nothing about training or GPUs"))
-    if c.has_job and c.sets_job:
+    if c.has_job and c.sets_job and c.kind != "guidance":  # guidance: what it names is a topic
         weights.append(("amend", TIPS, "changes the conversation's job"))
     elif c.sets_job and not (c.question or c.fit_words or _compares(c)):
         weights.append(("job", TIPS, "describes a job"))

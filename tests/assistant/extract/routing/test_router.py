@@ -97,3 +97,14 @@ def test_a_follow_up_that_says_what_it_asks_or_names_another_model_is_routed_on_
         other, "en", JOB, extract_slots(other, "en"), "fit_check").reasons)  # fmt: skip
     needs_two = "and the H100?"  # a comparison needs two GPUs: ruled out, whatever came before
     assert _route(needs_two, "en", "compare") != "compare"
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [("en", "How much VRAM does QLoRA save?"), ("nl", "Hoeveel VRAM bespaart QLoRA?"),
+     ("es", "¿Cuánta VRAM ahorra QLoRA?")],
+)  # fmt: skip
+def test_a_question_about_a_technique_does_not_amend_the_job(lang: str, text: str) -> None:
+    routed = route_intent(text, lang, JOB, extract_slots(text, lang))
+    assert routed.intent == "guidance", routed.reasons
+    assert not any(r.startswith("amend +") for r in routed.reasons)
