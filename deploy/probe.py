@@ -1,0 +1,117 @@
+"""A small client of Gradio's queue protocol, speaking it as the page's JavaScript does: load the
+page (which sets the proxy's route cookie), keep a heartbeat stream open, and for each event POST
+`queue/join`, then read `queue/data` (server-sent events) until the event completes.
+
+It costs the caller little CPU (only the final message of an event is decoded), so a load test
+on a small machine measures the server rather than its own client.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from typing import Any
+
+import httpx
+
+__all__ = ["CallError", "GradioSession", "chat_text", "find_fn_index", "user_messages"]
+
+API = "gradio_api"
+
+
+class CallError(RuntimeError):
+    """An event that did not complete successfully (HTTP error, queue full, handler error)."""
+
+
+def find_fn_index(base_url: str, api_name: str, timeout: float = 30.0) -> int:
+    """The id of the event published as `api_name`, read from the app's /config."""
+    config = httpx.get(f"{base_url.rstrip('/')}/config", timeout=timeout).json()
+    for dependency in config["dependencies"]:
+        if dependency.get("api_name") == api_name:
+            return int(dependency["id"])
+    raise CallError(f"no event named {api_name!r} in {base_url}/config")
+
+
+class GradioSession:
+    """One browser tab: its cookies, its session hash, its heartbeat and its events."""
+
+    def __init__(self, base_url: str, *, timeout: float = 120.0) -> None:
+        self.base = base_url.rstrip("/")
+        self.session_hash = uuid.uuid4().hex[:11]
+        self.http = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0))
+        self._beat_http: httpx.Client | None = None
+        self._beat: threading.Thread | None = None
+
+    @property
+    def worker(self) -> str | None:
+        """The worker the proxy pinned this session to (its route cookie), if any."""
+        return self.http.cookies.get("gpu_advisor_worker")
+
+    def open(self, heartbeat: bool = True) -> None:
+        """Load the page (as a browser does first) and start the heartbeat stream."""
+        self.http.get(f"{self.base}/").raise_for_status()
+        if heartbeat:
+            self._beat_http = httpx.Client(cookies=self.http.cookies, timeout=None)
+            self._beat = threading.Thread(target=self._heartbeat, daemon=True)
+            self._beat.start()
+
+    def _heartbeat(self) -> None:
+        assert self._beat_http is not None
+        url = f"{self.base}/{API}/heartbeat/{self.session_hash}"
+        try:
+            with self._beat_http.stream("GET", url) as response:
+                for _ in response.iter_lines():
+                    pass
+        except (httpx.HTTPError, RuntimeError):
+            return  # closed by close(), or the server went away
+
+    def call(self, fn_index: int, data: list[Any]) -> list[Any]:
+        """Run event `fn_index` with `data`; returns its final output values."""
+        body = {"data": data, "fn_index": fn_index, "session_hash": self.session_hash,
+                "event_data": None, "trigger_id": None}  # fmt: skip
+        joined = self.http.post(f"{self.base}/{API}/queue/join", json=body)
+        if joined.status_code != 200:
+            raise CallError(f"queue/join answered {joined.status_code}: {joined.text[:200]}")
+        event_id = joined.json()["event_id"]
+        params = {"session_hash": self.session_hash}
+        with self.http.stream("GET", f"{self.base}/{API}/queue/data", params=params) as stream:
+            if stream.status_code != 200:
+                raise CallError(f"queue/data answered {stream.status_code}")
+            for line in stream.iter_lines():
+                if line.startswith('data: {"msg":"process_completed"') or (
+                    line.startswith("data:") and '"process_completed"' in line[:60]
+                ):
+                    message = json.loads(line[5:])
+                    if message.get("event_id") == event_id:
+                        return _completed(message)
+        raise CallError(f"the event stream ended before event {event_id} completed")
+
+    def close(self) -> None:
+        """End the heartbeat (the server then forgets the session) and the connections."""
+        if self._beat_http is not None:
+            self._beat_http.close()
+        if self._beat is not None:
+            self._beat.join(timeout=5)
+        self.http.close()
+
+
+def _completed(message: dict[str, Any]) -> list[Any]:
+    if not message.get("success"):
+        output = message.get("output") or {}
+        raise CallError(f"the event failed: {str(output.get('error'))[:200]}")
+    return list(message["output"]["data"])
+
+
+def chat_text(message: dict[str, Any]) -> str:
+    """The text of one chat message as the Chatbot sends it (a string or text parts)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else [content]
+    return "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+
+
+def user_messages(chat: list[dict[str, Any]]) -> list[str]:
+    """The user's messages of a chat, in order."""
+    return [chat_text(m) for m in chat if m.get("role") == "user"]
