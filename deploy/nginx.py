@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["COOKIE", "ProxyPlan", "render"]
+__all__ = ["COOKIE", "ProxyPlan", "prepare_dirs", "render"]
 
 COOKIE = "gpu_advisor_worker"
 MAX_BODY = "6m"  # Gradio's own upload cap is 5 MB (assistant.web.blocks.common.UPLOAD_LIMIT)
