@@ -8,10 +8,14 @@ on a small machine measures the server rather than its own client.
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
+import socket
 import threading
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -40,7 +44,7 @@ class GradioSession:
         self.base = base_url.rstrip("/")
         self.session_hash = uuid.uuid4().hex[:11]
         self.http = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0))
-        self._beat_http: httpx.Client | None = None
+        self._beat_conn: http.client.HTTPConnection | None = None
         self._beat: threading.Thread | None = None
 
     @property
@@ -52,19 +56,22 @@ class GradioSession:
         """Load the page (as a browser does first) and start the heartbeat stream."""
         self.http.get(f"{self.base}/").raise_for_status()
         if heartbeat:
-            self._beat_http = httpx.Client(cookies=self.http.cookies, timeout=None)
+            parts = urlsplit(self.base)
+            self._beat_conn = http.client.HTTPConnection(parts.hostname or "", parts.port or 80)
+            cookie = "; ".join(f"{k}={v}" for k, v in self.http.cookies.items())
+            path = f"{parts.path}/{API}/heartbeat/{self.session_hash}"
+            self._beat_conn.request("GET", path, headers={"Cookie": cookie} if cookie else {})
             self._beat = threading.Thread(target=self._heartbeat, daemon=True)
             self._beat.start()
 
     def _heartbeat(self) -> None:
-        assert self._beat_http is not None
-        url = f"{self.base}/{API}/heartbeat/{self.session_hash}"
-        try:
-            with self._beat_http.stream("GET", url) as response:
-                for _ in response.iter_lines():
-                    pass
-        except (httpx.HTTPError, RuntimeError):
-            return  # closed by close(), or the server went away
+        """Read the heartbeat stream until the server or `close` ends it."""
+        assert self._beat_conn is not None
+        # closing from `close` may surface as any of these inside http.client
+        with contextlib.suppress(OSError, http.client.HTTPException, ValueError, AttributeError):
+            response = self._beat_conn.getresponse()
+            while response.read1(4096):
+                pass
 
     def call(self, fn_index: int, data: list[Any]) -> list[Any]:
         """Run event `fn_index` with `data`; returns its final output values."""
@@ -89,8 +96,10 @@ class GradioSession:
 
     def close(self) -> None:
         """End the heartbeat (the server then forgets the session) and the connections."""
-        if self._beat_http is not None:
-            self._beat_http.close()
+        if self._beat_conn is not None and self._beat_conn.sock is not None:
+            with contextlib.suppress(OSError):  # wakes the reading thread at once
+                self._beat_conn.sock.shutdown(socket.SHUT_RDWR)
+            self._beat_conn.close()
         if self._beat is not None:
             self._beat.join(timeout=5)
         self.http.close()

@@ -1,0 +1,387 @@
+"""Load: many concurrent chat sessions through the served set (nginx, N app workers, one Chroma
+server), each checked for cross-talk, at 1 and then 2 workers.
+
+    .venv/bin/python -m benchmarks.load [--workers 1,2] [--sessions 50] [--turns 10]
+        [--shape burst|paced] [--data-dir DIR] [--profile DIR] [--json FILE]
+
+For each worker count the set is started with `deploy.serve.Stack` on free loopback ports (the
+data folder is shared between the runs; its knowledge index is built once). Every session is a
+browser tab as `deploy.probe.GradioSession` speaks it: it loads the page (the proxy pins it to a
+worker with a cookie), holds a heartbeat stream, and sends its ten messages in one of six
+languages, each turn timed from `queue/join` to the event's completion. Shapes: *burst* (the
+next message as soon as the answer is in: every session always has a turn queued) and *paced*
+(a seeded 2-6 s reading time before each message).
+
+Cross-talk: session i asks about a model of its own size (1.1B, 1.3B, ... in 0.2B steps). Every
+returned chat must hold exactly the messages this session sent, every job answer must name its
+own size ("~7.3B") and no answer may name another session's size.
+
+Reported per worker count: p50/p95/max latency, turns/s, errors, cross-talk, server CPU per turn
+(all workers, from /proc), nginx, Chroma and client CPU per turn, sessions per worker and the
+load average; then throughput scaling (turns/s at N workers over turns/s at 1). `--profile`
+samples worker w1 with py-spy (`pip install py-spy`) during the timed turns and breaks its CPU
+down (see `breakdown`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deploy.probe import GradioSession, chat_text, find_fn_index, user_messages
+from deploy.procs import descendants, port_free
+from deploy.serve import Stack
+from deploy.settings import ServeSettings
+
+THINK_S = (2.0, 6.0)
+# Ten turns per language: the job (the session's own model size), amendments, two questions.
+SCRIPTS: dict[str, list[str]] = {
+    "en": ["LoRA fine-tune of a {size}B model on 100M tokens", "and with full fine-tuning?",
+           "only spot", "sequence length 4096", "at most $40 per hour", "QLoRA instead",
+           "How much VRAM does QLoRA save?", "use 2 GPUs", "300M tokens", "Do I need NVLink?"],
+    "nl": ["LoRA op een model van {size} miljard parameters, 100 miljoen tokens",
+           "en met volledige fine-tuning?", "alleen spot", "sequentielengte 4096",
+           "maximaal 40 dollar per uur", "toch QLoRA", "Hoeveel VRAM bespaart QLoRA?",
+           "gebruik 2 GPU's", "300 miljoen tokens", "Heb ik NVLink nodig?"],
+    "fr": ["LoRA sur un modèle de {size} milliards de paramètres, 100 millions de tokens",
+           "et avec un affinage complet ?", "seulement spot", "longueur de séquence 4096",
+           "maximum 40 $ par heure", "plutôt QLoRA", "Combien de VRAM QLoRA économise-t-il ?",
+           "utilise 2 GPU", "300 millions de tokens", "Ai-je besoin de NVLink ?"],
+    "tr": ["{size} milyar parametreli modelde LoRA, 100 milyon token", "peki tam ince ayar ile?",
+           "sadece spot", "dizi uzunluğu 4096", "saatte en fazla 40 dolar", "onun yerine QLoRA",
+           "QLoRA ne kadar VRAM tasarrufu sağlar?", "2 GPU kullan", "300 milyon token",
+           "NVLink gerekli mi?"],
+    "de": ["LoRA für ein Modell mit {size} Milliarden Parametern, 100 Millionen Tokens",
+           "und mit vollständigem Fine-Tuning?", "nur Spot", "Sequenzlänge 4096",
+           "höchstens 40 Dollar pro Stunde", "lieber QLoRA", "Wie viel VRAM spart QLoRA?",
+           "2 GPUs verwenden", "300 Millionen Tokens", "Brauche ich NVLink?"],
+    "es": ["LoRA de un modelo de {size} mil millones de parámetros con 100 millones de tokens",
+           "¿y con ajuste fino completo?", "solo spot", "longitud de secuencia 4096",
+           "como máximo 40 dólares por hora", "mejor QLoRA", "¿Cuánta VRAM ahorra QLoRA?",
+           "usa 2 GPU", "300 millones de tokens", "¿Necesito NVLink?"],
+}  # fmt: skip
+LANGS = list(SCRIPTS)
+JOB_TURNS = 9  # turns 1-9 are about the job and name its model; turn 10 is a guidance question
+MAX_SESSIONS = 200  # sizes stay distinct (1.1B ... 40.9B)
+
+
+def model_size(index: int) -> float:
+    """Session `index`'s own model size in billions: 1.1, 1.3, ... (never a whole number)."""
+    return round(1.1 + 0.2 * index, 1)
+
+
+def marker(index: int) -> str:
+    """How answers name session `index`'s model ('~7.3B parameters')."""
+    return f"~{model_size(index):.1f}B"
+
+
+def message(index: int, turn: int) -> tuple[str, str]:
+    """The language and text of session `index`'s `turn` (0-based)."""
+    lang = LANGS[index % len(LANGS)]
+    size = f"{model_size(index):.1f}"
+    return lang, SCRIPTS[lang][turn].format(size=size if lang == "en" else size.replace(".", ","))
+
+
+def cross_talk(index: int, sent: list[str], chat: list[dict[str, Any]], sessions: int) -> list[str]:
+    """What in `chat` (returned after `sent`'s last message) is not session `index`'s own."""
+    problems = []
+    if user_messages(chat) != sent:
+        problems.append("the chat holds other messages than this session sent")
+    last_user = max(i for i, m in enumerate(chat) if m.get("role") == "user")
+    answer = "\n".join(chat_text(m) for m in chat[last_user + 1 :])
+    if len(sent) <= JOB_TURNS and marker(index) not in answer:
+        problems.append(f"turn {len(sent)}'s answer does not name {marker(index)}")
+    everything = "\n".join(chat_text(m) for m in chat)
+    foreign = [marker(j) for j in range(sessions) if j != index and marker(j) in everything]
+    if foreign:
+        problems.append(f"names other sessions' models: {', '.join(foreign[:3])}")
+    return problems
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one measured run sends."""
+
+    sessions: int = 50
+    turns: int = 10
+    paced: bool = False
+
+
+@dataclass
+class TurnRecord:
+    session: int
+    turn: int
+    seconds: float
+    error: str = ""
+    cross_talk: list[str] = field(default_factory=list)
+    end: float = field(default_factory=time.perf_counter)
+
+
+def run_session(
+    url: str, fn: int, index: int, plan: Plan, start: threading.Barrier,
+    out: list[TurnRecord], workers: dict[int, str],
+) -> None:  # fmt: skip
+    """One tab: open the page, wait for everyone, then send `plan.turns` messages."""
+    think = random.Random(index) if plan.paced else None
+    session = GradioSession(url, timeout=300.0)
+    try:
+        try:
+            session.open()
+        except Exception as exc:  # the page did not load: every turn of the session fails
+            start.wait()
+            out.extend(TurnRecord(index, t, 0.0, f"page: {exc!r}"[:200]) for t in range(plan.turns))
+            return
+        workers[index] = session.worker or "?"
+        start.wait()
+        sent: list[str] = []
+        for turn in range(plan.turns):
+            if think is not None:
+                time.sleep(think.uniform(*THINK_S))
+            lang, text = message(index, turn)
+            sent.append(text)
+            t0 = time.perf_counter()
+            try:
+                chat = session.call(fn, [text, lang, None])[0]
+            except Exception as exc:  # any failure of the client or server is this turn's error
+                out.append(TurnRecord(index, turn, time.perf_counter() - t0, repr(exc)[:200]))
+                continue
+            seconds = time.perf_counter() - t0
+            problems = cross_talk(index, sent, chat, plan.sessions)
+            out.append(TurnRecord(index, turn, seconds, "", problems))
+    finally:
+        session.close()
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of `pid` so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_by_part(stack: Stack) -> dict[str, float]:
+    """CPU seconds so far of the workers (together and each), nginx and Chroma."""
+    parts: dict[str, float] = {}
+    for child in stack.workers:
+        parts[child.name] = process_cpu_s(child.pid)
+    parts["workers"] = sum(parts.values())
+    if stack.proxy is not None:
+        pids = [stack.proxy.pid, *descendants(stack.proxy.pid)]
+        parts["nginx"] = sum(process_cpu_s(p) for p in pids)
+    if stack.chroma is not None:
+        parts["chroma"] = process_cpu_s(stack.chroma.pid)
+    return parts
+
+
+def free_ports(count: int) -> int:
+    """A first port such that `count` consecutive loopback ports are free."""
+    rng = random.Random()
+    while True:
+        base = rng.randrange(20000, 60000)
+        if all(port_free("127.0.0.1", base + i) for i in range(count)):
+            return base
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+# -- where a worker's CPU goes (py-spy samples of the thread holding the GIL) --------------------
+
+BUCKETS: list[tuple[str, tuple[str, ...]]] = [
+    ("chat messages from events (assistant.agent.events)", ("events_to_chat_messages",)),
+    ("assistant turn (agent graph, tools, answer, grounding)",
+     ("Assistant._run", "ToolNode", "Turn.__iter__")),
+    ("gradio: outputs postprocessed (Chatbot messages)", ("postprocess_data",)),
+    ("gradio: root URLs added to outputs", ("add_root_url",)),
+    ("gradio: streaming diffs", ("diff.<locals>", "diff (gradio")),
+    ("gradio: per-event work (queue, process_api, state)",
+     ("gradio/queueing.py", "process_api", "gradio/route_utils.py", "gradio/blocks.py")),
+    ("HTTP and SSE transport (uvicorn, starlette, routes)",
+     ("uvicorn/", "starlette/", "gradio/routes.py", "fastapi/")),
+]  # fmt: skip
+OTHER = "other Python (event loop, threads handing work over)"
+PROFILE_RATE = 100
+
+
+def breakdown(raw: str) -> dict[str, int]:
+    """Samples per bucket of a py-spy `--format raw` profile ('frame;frame;... count' lines);
+    each stack counts in the first bucket whose marker it contains."""
+    counts: collections.Counter[str] = collections.Counter()
+    for line in raw.splitlines():
+        stack, _, number = line.rpartition(" ")
+        if not stack or not number.isdigit():
+            continue
+        bucket = next((n for n, keys in BUCKETS if any(k in stack for k in keys)), OTHER)
+        counts[bucket] += int(number)
+    return dict(counts)
+
+
+def start_profiler(pid: int, out: Path) -> subprocess.Popen[bytes] | None:
+    program = shutil.which("py-spy")
+    if program is None:
+        print("  --profile: py-spy is not installed (pip install py-spy); no profile")
+        return None
+    argv = [program, "record", "--pid", str(pid), "--rate", str(PROFILE_RATE), "--gil",
+            "--nonblocking", "--format", "raw", "--output", str(out)]  # fmt: skip
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_profiler(
+    proc: subprocess.Popen[bytes], out: Path, turns: int, cpu_s: float
+) -> dict[str, float]:
+    """ms per turn of worker w1 by bucket, and its CPU outside the GIL (native code)."""
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    if not out.exists() or turns == 0:
+        return {}
+    counts = breakdown(out.read_text(encoding="utf-8"))
+    ms = {name: round(1000 * n / PROFILE_RATE / turns, 1) for name, n in counts.items()}
+    held = sum(counts.values()) / PROFILE_RATE
+    ms["outside the GIL (native: e5 embedding, Chroma client I/O...)"] = round(
+        1000 * max(0.0, cpu_s - held) / turns, 1
+    )
+    return dict(sorted(ms.items(), key=lambda item: -item[1]))
+
+
+# -- one measured run ------------------------------------------------------------------------
+
+
+def warm_up(url: str, fn: int, workers: int) -> None:
+    """Two untimed turns on each worker (first answers pay one-off costs)."""
+    sessions = [GradioSession(url) for _ in range(2 * workers)]
+    for session in sessions:
+        session.open(heartbeat=False)
+    for index, session in enumerate(sessions):
+        for turn in range(2):
+            session.call(fn, [message(MAX_SESSIONS - 1 - index, turn)[1], "auto", None])
+    for session in sessions:
+        session.close()
+
+
+def timed(stack: Stack, url: str, fn: int, plan: Plan, profile: Path | None) -> dict[str, Any]:
+    """Run `plan` against the started `stack`; the figures of that run."""
+    records: list[TurnRecord] = []
+    pinned: dict[int, str] = {}
+    start = threading.Barrier(plan.sessions + 1, timeout=600)
+    threads = [
+        threading.Thread(target=run_session, args=(url, fn, i, plan, start, records, pinned))
+        for i in range(plan.sessions)
+    ]
+    for thread in threads:
+        thread.start()
+    start.wait()  # every page loaded and its heartbeat open
+    load0, cpu0, client0 = os.getloadavg()[0], cpu_by_part(stack), time.process_time()
+    spy = start_profiler(stack.workers[0].pid, profile) if profile else None
+    t0 = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    wall = max((r.end for r in records), default=t0) - t0  # to the last answer, not the closes
+    cpu1, client1, load1 = cpu_by_part(stack), time.process_time(), os.getloadavg()[0]
+    done = [r for r in records if not r.error]
+    per_turn = {k: round(1000 * (cpu1[k] - cpu0[k]) / max(1, len(done))) for k in cpu1}
+    on_w1 = sum(1 for r in done if pinned.get(r.session) == "w1")
+    result = summary(records, plan, wall)
+    result.update(
+        server_cpu_ms_per_turn=per_turn.pop("workers"),
+        nginx_cpu_ms_per_turn=per_turn.pop("nginx", None),
+        chroma_cpu_ms_per_turn=per_turn.pop("chroma", None),
+        client_cpu_ms_per_turn=round(1000 * (client1 - client0) / max(1, len(done))),
+        sessions_per_worker=dict(sorted(collections.Counter(pinned.values()).items())),
+        load_average_1min=[round(load0, 2), round(load1, 2)],
+    )
+    if spy is not None and profile is not None:
+        result["w1_cpu_ms_per_turn_by_part"] = stop_profiler(
+            spy, profile, on_w1, cpu1["w1"] - cpu0["w1"]
+        )
+    return result
+
+
+def summary(records: list[TurnRecord], plan: Plan, wall: float) -> dict[str, Any]:
+    done = [r.seconds for r in records if not r.error]
+    crossed = [r for r in records if r.cross_talk]
+    return {
+        "sessions": plan.sessions,
+        "turns_sent": len(records),
+        "answered": len(done),
+        "errors": len(records) - len(done),
+        "cross_talk": len(crossed),
+        "error_examples": sorted({r.error for r in records if r.error})[:3],
+        "cross_talk_examples": [asdict(r) for r in crossed[:3]],
+        "p50_s": round(statistics.median(done), 2) if done else None,
+        "p95_s": round(percentile(done, 0.95), 2) if done else None,
+        "max_s": round(max(done), 2) if done else None,
+        "wall_s": round(wall, 1),
+        "turns_per_s": round(len(done) / wall, 2) if wall else None,
+    }
+
+
+def measure(workers: int, plan: Plan, data_dir: Path, profile: Path | None) -> dict[str, Any]:
+    """Start the set with `workers` workers on free ports, run `plan`, stop the set."""
+    base = free_ports(workers + 2)
+    settings = ServeSettings(
+        data_dir=data_dir, port=base, worker_port=base + 1, workers=workers,
+        chroma_port=base + workers + 1, run_dir=data_dir / f"serve-{workers}w",
+    )  # fmt: skip
+    stack = Stack(settings, say=lambda line: print(f"  [{workers} workers] {line}", flush=True))
+    stack.start()
+    try:
+        url = settings.public_url()
+        fn = find_fn_index(url, "chat")
+        warm_up(url, fn, workers)
+        shape = "paced" if plan.paced else "burst"
+        print(f"  [{workers} workers] {plan.sessions} sessions x {plan.turns} turns, {shape}")
+        result = timed(stack, url, fn, plan, profile / f"w1-{workers}w.txt" if profile else None)
+    finally:
+        stack.stop()
+    return {"workers": workers, "shape": shape, **result}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--workers", default="1,2", help="worker counts to measure, e.g. 1,2")
+    parser.add_argument("--sessions", type=int, default=50)
+    parser.add_argument("--turns", type=int, default=10, help="turns per session (1-10)")
+    parser.add_argument("--shape", choices=["burst", "paced"], default="burst")
+    parser.add_argument("--data-dir", type=Path, help="shared data folder (default: a new one)")
+    parser.add_argument("--profile", type=Path, help="folder for py-spy profiles of worker w1")
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    args = parser.parse_args(argv)
+    if not 1 <= args.sessions <= MAX_SESSIONS or not 1 <= args.turns <= len(SCRIPTS["en"]):
+        parser.error(f"--sessions 1-{MAX_SESSIONS}, --turns 1-{len(SCRIPTS['en'])}")
+    plan = Plan(args.sessions, args.turns, args.shape == "paced")
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    counts = [int(n) for n in args.workers.split(",")]
+    with tempfile.TemporaryDirectory(prefix="gpu-advisor-load-") as scratch:
+        data_dir = args.data_dir or Path(scratch)
+        runs = [measure(n, plan, data_dir.resolve(), args.profile) for n in counts]
+    base = runs[0]["turns_per_s"]
+    for run in runs:
+        run["scaling_vs_first"] = round(run["turns_per_s"] / base, 2) if base else None
+    text = json.dumps(runs, indent=2, ensure_ascii=False)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n", encoding="utf-8")
+    failed = any(run["errors"] or run["cross_talk"] for run in runs)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
