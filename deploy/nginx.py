@@ -13,13 +13,14 @@ directive; this configuration does it with a cookie it sets itself:
   afresh there (the browser's saved conversation is restored on the next page load).
 - Answers stream as server-sent events: proxy buffering is off, and stream timeouts are long.
 
-    python -m deploy.nginx --listen 0.0.0.0:8080 --worker app1:7860 --worker app2:7860 \\
-        --run-dir /tmp/nginx > /tmp/nginx/nginx.conf          (the container's proxy)
+    python -m deploy.nginx --resolve --listen 0.0.0.0:8080 --worker worker1:7860 \\
+        --worker worker2:7860 --run-dir /tmp/nginx > /tmp/nginx/nginx.conf   (compose's proxy)
 """
 
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ __all__ = ["COOKIE", "ProxyPlan", "prepare_dirs", "render"]
 COOKIE = "gpu_advisor_worker"
 MAX_BODY = "6m"  # Gradio's own upload cap is 5 MB (assistant.web.blocks.common.UPLOAD_LIMIT)
 STREAM_TIMEOUT = "600s"  # heartbeat and event streams stay open while a page is open
+# Idle connections to a worker are dropped before uvicorn drops them (its keep-alive timeout is
+# 5 s): otherwise nginx may send a request on a connection the worker is closing, and the
+# browser gets a 502 (seen once in 500 paced turns).
+UPSTREAM_IDLE_S = 3
 LOG_FORMAT = (
     '\'$time_iso8601 $remote_addr "$request" $status $body_bytes_sent $request_time '
     f"upstream=$upstream_addr route=$cookie_{COOKIE}'"
@@ -55,7 +60,7 @@ def _upstream(name: str, servers: Sequence[str], policy: str = "") -> list[str]:
     if policy:
         lines.append(f"        {policy};")
     lines += [f"        server {server};" for server in servers]
-    lines += ["        keepalive 16;", "    }"]
+    lines += ["        keepalive 16;", f"        keepalive_timeout {UPSTREAM_IDLE_S}s;", "    }"]
     return lines
 
 
@@ -166,15 +171,24 @@ def prepare_dirs(run_dir: Path) -> None:
     (run_dir / "nginx-tmp").mkdir(parents=True, exist_ok=True)
 
 
+def resolved(worker: str) -> str:
+    """`host:port` with the host's IPv4 address: the cookie is set from `$upstream_addr`, which
+    is always an address (nginx itself resolves a name once, at start, too)."""
+    host, _, port = worker.rpartition(":")
+    return f"{socket.gethostbyname(host)}:{port}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the configuration for explicit addresses (the container recipe's proxy)."""
     parser = argparse.ArgumentParser(prog="python -m deploy.nginx", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7860", help="address:port to listen on")
     parser.add_argument("--worker", action="append", required=True, help="a worker's host:port")
     parser.add_argument("--run-dir", type=Path, required=True, help="pid, logs, temp files")
+    parser.add_argument("--resolve", action="store_true", help="write workers' names as addresses")
     args = parser.parse_args(argv)
+    workers = [resolved(w) for w in args.worker] if args.resolve else args.worker
     prepare_dirs(args.run_dir)
-    sys.stdout.write(render(ProxyPlan(args.listen, args.worker, args.run_dir)))
+    sys.stdout.write(render(ProxyPlan(args.listen, workers, args.run_dir)))
     return 0
 
 

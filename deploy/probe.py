@@ -19,13 +19,24 @@ from urllib.parse import urlsplit
 
 import httpx
 
-__all__ = ["CallError", "GradioSession", "chat_text", "find_fn_index", "user_messages"]
+__all__ = [
+    "CallError",
+    "GradioSession",
+    "JoinRefused",
+    "chat_text",
+    "find_fn_index",
+    "user_messages",
+]
 
 API = "gradio_api"
 
 
 class CallError(RuntimeError):
     """An event that did not complete successfully (HTTP error, queue full, handler error)."""
+
+
+class JoinRefused(CallError):
+    """The event was not queued at all (the server never saw its input)."""
 
 
 def find_fn_index(base_url: str, api_name: str, timeout: float = 30.0) -> int:
@@ -79,7 +90,7 @@ class GradioSession:
                 "event_data": None, "trigger_id": None}  # fmt: skip
         joined = self.http.post(f"{self.base}/{API}/queue/join", json=body)
         if joined.status_code != 200:
-            raise CallError(f"queue/join answered {joined.status_code}: {joined.text[:200]}")
+            raise JoinRefused(f"queue/join answered {joined.status_code}: {joined.text[:200]}")
         event_id = joined.json()["event_id"]
         params = {"session_hash": self.session_hash}
         with self.http.stream("GET", f"{self.base}/{API}/queue/data", params=params) as stream:

@@ -4,6 +4,7 @@ they are): real nginx, real cookies, real streams; no Gradio, so it takes about 
 from __future__ import annotations
 
 import http.server
+import re
 import shutil
 import signal
 import socket
@@ -147,3 +148,14 @@ def test_a_stopped_worker_is_stood_in_for(proxy: Proxy) -> None:
     proxy.servers["w2"].server_close()
     answer = httpx.get(proxy.url + "/config", cookies={COOKIE: "w2"})
     assert (answer.status_code, answer.text) == (200, "w1"), "w1 answers for the stopped w2"
+
+
+def test_idle_worker_connections_close_before_the_worker_closes_them() -> None:
+    """uvicorn drops an idle keep-alive connection after its timeout; nginx must drop it first,
+    or a request sent on a closing connection comes back as 502 Bad Gateway."""
+    import uvicorn
+
+    conf = render(ProxyPlan("127.0.0.1:1", ["127.0.0.1:2", "127.0.0.1:3"], Path("/run")))
+    timeouts = {int(t) for t in re.findall(r"keepalive_timeout (\d+)s;", conf)}
+    assert len(timeouts) == 1 and conf.count("keepalive_timeout") == conf.count("upstream ")
+    assert timeouts.pop() < uvicorn.Config(app=None).timeout_keep_alive
