@@ -2,7 +2,7 @@
 server), each checked for cross-talk, at 1 and then 2 workers.
 
     .venv/bin/python -m benchmarks.load [--workers 1,2] [--sessions 50] [--turns 10]
-        [--shape burst|paced] [--data-dir DIR] [--profile DIR] [--json FILE]
+        [--shape burst|paced] [--data-dir DIR] [--profile DIR] [--json FILE] [--assistant-only]
 
 For each worker count the set is started with `deploy.serve.Stack` on free loopback ports (the
 data folder is shared between the runs; its knowledge index is built once). Every session is a
@@ -30,10 +30,7 @@ import collections
 import json
 import os
 import random
-import shutil
-import signal
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -41,8 +38,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.load_profile import start_profiler, stop_profiler
 from deploy.probe import GradioSession, JoinRefused, chat_text, find_fn_index, user_messages
-from deploy.procs import descendants, port_free
+from deploy.procs import descendants, free_ports, process_cpu_s
 from deploy.serve import Stack
 from deploy.settings import ServeSettings
 
@@ -170,15 +168,6 @@ def run_session(
         session.close()
 
 
-def process_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of `pid` so far (0 when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def cpu_by_part(stack: Stack) -> dict[str, float]:
     """CPU seconds so far of the workers (together and each), nginx and Chroma."""
     parts: dict[str, float] = {}
@@ -193,91 +182,9 @@ def cpu_by_part(stack: Stack) -> dict[str, float]:
     return parts
 
 
-def free_ports(count: int) -> int:
-    """A first port such that `count` consecutive loopback ports are free."""
-    rng = random.Random()
-    while True:
-        base = rng.randrange(20000, 60000)
-        if all(port_free("127.0.0.1", base + i) for i in range(count)):
-            return base
-
-
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
-# -- where a worker's CPU goes (py-spy samples of the thread holding the GIL) --------------------
-
-BUCKETS: list[tuple[str, tuple[str, ...]]] = [
-    ("web: chat messages from events", ("events_to_chat_messages",)),
-    ("assistant: grounding check of the answer", ("assistant/agent/evidence.py",
-                                                  "assistant/grounding/")),
-    ("assistant: ranking (tools.advice.rank_job)", ("rank_job",)),
-    ("assistant: memory estimate (tools.advice.estimate_job)", ("estimate_job",)),
-    ("assistant: knowledge search, Python part", ("KnowledgeBase.search",)),
-    ("assistant: offline policy and answer text", ("assistant/agent/policy.py",
-                                                   "assistant/answers/")),
-    ("assistant: turn planning (extraction, intent)", ("plan_turn",)),
-    ("assistant: LangChain/LangGraph machinery", ("Assistant._run", "ToolNode", "Turn.__iter__")),
-    ("gradio: output files looked for (move_files_to_cache)", ("move_files_to_cache",)),
-    ("gradio: outputs postprocessed (Chatbot messages)", ("postprocess_data",)),
-    ("gradio: root URLs added to outputs", ("add_root_url",)),
-    ("gradio: streaming diffs", ("diff.<locals>", "diff (gradio")),
-    ("gradio: queue analytics", ("compute_analytics_summary",)),
-    ("gradio: other per-event work (queue, process_api, state)",
-     ("gradio/queueing.py", "process_api", "gradio/route_utils.py", "gradio/blocks.py")),
-    ("HTTP and SSE transport (uvicorn, starlette, routes)",
-     ("uvicorn/", "starlette/", "gradio/routes.py", "fastapi/")),
-]  # fmt: skip
-OTHER = "other Python (event loop, threads handing work over)"
-NATIVE = "outside the GIL (native code: the e5 query embedding, socket I/O)"
-PROFILE_RATE = 100
-
-
-def breakdown(raw: str) -> dict[str, int]:
-    """Samples per bucket of a py-spy `--format raw` profile ('frame;frame;... count' lines);
-    each stack counts in the first bucket whose marker it contains."""
-    counts: collections.Counter[str] = collections.Counter()
-    for line in raw.splitlines():
-        stack, _, number = line.rpartition(" ")
-        if not stack or not number.isdigit():
-            continue
-        bucket = next((n for n, keys in BUCKETS if any(k in stack for k in keys)), OTHER)
-        counts[bucket] += int(number)
-    return dict(counts)
-
-
-def start_profiler(pid: int, out: Path) -> subprocess.Popen[bytes] | None:
-    program = shutil.which("py-spy")
-    if program is None:
-        print("  --profile: py-spy is not installed (pip install py-spy); no profile")
-        return None
-    argv = [program, "record", "--pid", str(pid), "--rate", str(PROFILE_RATE), "--gil",
-            "--nonblocking", "--format", "raw", "--output", str(out)]  # fmt: skip
-    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def stop_profiler(
-    proc: subprocess.Popen[bytes], out: Path, turns: int, cpu_s: float
-) -> dict[str, Any]:
-    """Worker w1's CPU per turn by bucket (ms) and outside the GIL (native code). Samples count
-    time holding the GIL; when that exceeds the CPU the process got (other processes took the
-    cores), the buckets are scaled down to the CPU and the native part cannot be told apart."""
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
-    if not out.exists() or turns == 0:
-        return {}
-    counts = breakdown(out.read_text(encoding="utf-8"))
-    held_s = sum(counts.values()) / PROFILE_RATE
-    python_s = min(held_s, cpu_s)
-    ms = {
-        name: round(1000 * python_s * n / sum(counts.values()) / turns, 1)
-        for name, n in sorted(counts.items(), key=lambda item: -item[1])
-    }
-    ms[NATIVE] = round(1000 * (cpu_s - python_s) / turns, 1)
-    return {"ms_per_turn": ms, "gil_held_s": round(held_s, 1), "cpu_s": round(cpu_s, 1),
-            "contended": held_s > cpu_s}  # fmt: skip
 
 
 # -- one measured run ------------------------------------------------------------------------
@@ -373,6 +280,32 @@ def measure(workers: int, plan: Plan, data_dir: Path, profile: Path | None) -> d
     return {"workers": workers, "shape": shape, **result}
 
 
+def assistant_only(plan: Plan, data_dir: Path) -> dict[str, Any]:
+    """The same conversations through `Assistant.respond` in this process, one after another:
+    the assistant's own CPU per turn, without the web app, HTTP or the proxy."""
+    from assistant.agent.conversation import Assistant, Session
+    from assistant.settings import Settings
+
+    # its own folder: an embedded index must not replace the served set's pointer
+    assistant = Assistant(Settings(data_dir=data_dir / "assistant-only"))
+    for turn in range(2):  # warm: first answers pay one-off costs
+        list(assistant.respond(message(MAX_SESSIONS - 1, turn)[1], Session()))
+    cpu_ms: list[float] = []
+    for index in range(plan.sessions):
+        session = Session()
+        for turn in range(plan.turns):
+            lang, text = message(index, turn)
+            t0 = time.process_time()
+            list(assistant.respond(text, session, lang=lang))
+            cpu_ms.append(1000 * (time.process_time() - t0))
+    return {
+        "assistant_turns": len(cpu_ms),
+        "assistant_cpu_ms_mean": round(statistics.fmean(cpu_ms), 1),
+        "assistant_cpu_ms_p50": round(statistics.median(cpu_ms), 1),
+        "assistant_cpu_ms_p95": round(percentile(cpu_ms, 0.95), 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workers", default="1,2", help="worker counts to measure, e.g. 1,2")
@@ -382,6 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, help="shared data folder (default: a new one)")
     parser.add_argument("--profile", type=Path, help="folder for py-spy profiles of worker w1")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument(
+        "--assistant-only",
+        action="store_true",
+        help="only the assistant's CPU per turn, in this process (no server)",
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.sessions <= MAX_SESSIONS or not 1 <= args.turns <= len(SCRIPTS["en"]):
         parser.error(f"--sessions 1-{MAX_SESSIONS}, --turns 1-{len(SCRIPTS['en'])}")
@@ -391,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     counts = [int(n) for n in args.workers.split(",")]
     with tempfile.TemporaryDirectory(prefix="gpu-advisor-load-") as scratch:
         data_dir = args.data_dir or Path(scratch)
+        if args.assistant_only:
+            print(json.dumps(assistant_only(plan, data_dir.resolve()), indent=2))
+            return 0
         runs = [measure(n, plan, data_dir.resolve(), args.profile) for n in counts]
     base = runs[0]["turns_per_s"]
     for run in runs:

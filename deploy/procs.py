@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -22,7 +23,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Child", "StartError", "descendants", "port_free", "spawn", "stop", "wait_http"]
+__all__ = [
+    "Child", "StartError", "descendants", "free_ports", "port_free", "process_cpu_s", "spawn",
+    "stop", "wait_http",
+]  # fmt: skip
 
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.1
@@ -166,3 +170,21 @@ def wait_http(url: str, child: Child, timeout_s: float) -> float:
             )
         time.sleep(POLL_S)
     return time.monotonic() - start
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of `pid` so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def free_ports(count: int) -> int:
+    """A first port such that `count` consecutive loopback ports are free (tests, benchmarks)."""
+    rng = random.Random()
+    while True:
+        base = rng.randrange(20000, 60000)
+        if all(port_free("127.0.0.1", base + i) for i in range(count)):
+            return base

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import queue
-import random
 import re
 import shutil
 import signal
@@ -24,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from deploy.probe import GradioSession, chat_text, find_fn_index
-from deploy.procs import descendants, port_free
+from deploy.procs import descendants, free_ports, port_free
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 300.0
@@ -56,14 +55,6 @@ class Served:
         return (self.log_dir / "nginx-access.log").read_text(encoding="utf-8").splitlines()
 
 
-def _ports(count: int) -> int:
-    rng = random.Random()
-    while True:
-        base = rng.randrange(20000, 60000)
-        if all(port_free("127.0.0.1", base + i) for i in range(count)):
-            return base
-
-
 def _read_lines(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -93,7 +84,7 @@ def _wait_ready(
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     home = tmp_path_factory.mktemp("serve")
     data = home / "data"
-    base = _ports(4)  # proxy, two workers, Chroma
+    base = free_ports(4)  # proxy, two workers, Chroma
     env = {**os.environ, "HOME": str(home), "GPU_ADVISOR_DATA_DIR": str(data),
            "PYTHONUNBUFFERED": "1"}  # fmt: skip
     argv = [sys.executable, "-m", "deploy.serve", "--workers", "2", "--port", str(base),

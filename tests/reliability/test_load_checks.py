@@ -7,17 +7,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.load import (
-    JOB_TURNS,
-    LANGS,
-    MAX_SESSIONS,
-    OTHER,
-    SCRIPTS,
-    breakdown,
-    cross_talk,
-    marker,
-    message,
-)
+from benchmarks.load import JOB_TURNS, LANGS, MAX_SESSIONS, SCRIPTS, cross_talk, marker, message
+from benchmarks.load_profile import OTHER, breakdown
 
 
 def _chat(*pairs: tuple[str, str]) -> list[dict[str, Any]]:
