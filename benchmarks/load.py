@@ -2,7 +2,8 @@
 server), each checked for cross-talk, at 1 and then 2 workers.
 
     .venv/bin/python -m benchmarks.load [--workers 1,2] [--sessions 50] [--turns 10]
-        [--shape burst|paced] [--data-dir DIR] [--profile DIR] [--json FILE] [--assistant-only]
+        [--shape burst|paced] [--browser-events] [--data-dir DIR] [--profile DIR] [--json FILE]
+        [--assistant-only]
 
 For each worker count the set is started with `deploy.serve.Stack` on free loopback ports (the
 data folder is shared between the runs; its knowledge index is built once). Every session is a
@@ -10,7 +11,9 @@ browser tab as `deploy.probe.GradioSession` speaks it: it loads the page (the pr
 worker with a cookie), holds a heartbeat stream, and sends its ten messages in one of six
 languages, each turn timed from `queue/join` to the event's completion. Shapes: *burst* (the
 next message as soon as the answer is in: every session always has a turn queued) and *paced*
-(a seeded 2-6 s reading time before each message).
+(a seeded 2-6 s reading time before each message). By default a turn is the `chat` event alone,
+as API clients send it; `--browser-events` adds the two events the page sends after each answer
+(the form and panel, the conversation saved in the browser), timed as part of the turn.
 
 Cross-talk: session i asks about a model of its own size (1.1B, 1.3B, ... in 0.2B steps). Every
 returned chat must hold exactly the messages this session sent, every job answer must name its
@@ -20,7 +23,8 @@ Reported per worker count: p50/p95/max latency, turns/s, errors, cross-talk, ser
 (all workers, from /proc), nginx, Chroma and client CPU per turn, sessions per worker and the
 load average; then throughput scaling (turns/s at N workers over turns/s at 1). `--profile`
 samples worker w1 with py-spy (`pip install py-spy`) during the timed turns and breaks its CPU
-down (see `breakdown`).
+down (`benchmarks/load_profile.py`); `--assistant-only` runs the same conversations through
+`Assistant.respond` in-process for the assistant's own CPU per turn.
 """
 
 from __future__ import annotations
@@ -39,7 +43,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.load_profile import start_profiler, stop_profiler
-from deploy.probe import GradioSession, JoinRefused, chat_text, find_fn_index, user_messages
+from deploy.probe import (
+    GradioSession,
+    JoinRefused,
+    chat_text,
+    find_fn_index,
+    follow_ups,
+    user_messages,
+)
 from deploy.procs import descendants, free_ports, process_cpu_s
 from deploy.serve import Stack
 from deploy.settings import ServeSettings
@@ -117,6 +128,7 @@ class Plan:
     sessions: int = 50
     turns: int = 10
     paced: bool = False
+    browser_events: bool = False  # also the page's follow-up events of each turn (form, panel)
 
 
 @dataclass
@@ -131,7 +143,7 @@ class TurnRecord:
 
 def run_session(
     url: str, fn: int, index: int, plan: Plan, start: threading.Barrier,
-    out: list[TurnRecord], workers: dict[int, str],
+    out: list[TurnRecord], workers: dict[int, str], chain: list[tuple[int, int]],
 ) -> None:  # fmt: skip
     """One tab: open the page, wait for everyone, then send `plan.turns` messages."""
     think = random.Random(index) if plan.paced else None
@@ -154,6 +166,8 @@ def run_session(
             t0 = time.perf_counter()
             try:
                 chat = session.call(fn, [text, lang, None])[0]
+                for follow_up, inputs in chain:  # as the page does: the panel, the saved chat
+                    session.call(follow_up, [None] * inputs)
             except JoinRefused as exc:  # never queued: the session's chat goes on without it
                 sent.pop()
                 out.append(TurnRecord(index, turn, time.perf_counter() - t0, repr(exc)[:200]))
@@ -207,8 +221,9 @@ def timed(stack: Stack, url: str, fn: int, plan: Plan, profile: Path | None) -> 
     records: list[TurnRecord] = []
     pinned: dict[int, str] = {}
     start = threading.Barrier(plan.sessions + 1, timeout=600)
+    chain = follow_ups(url, fn) if plan.browser_events else []
     threads = [
-        threading.Thread(target=run_session, args=(url, fn, i, plan, start, records, pinned))
+        threading.Thread(target=run_session, args=(url, fn, i, plan, start, records, pinned, chain))
         for i in range(plan.sessions)
     ]
     for thread in threads:
@@ -277,7 +292,7 @@ def measure(workers: int, plan: Plan, data_dir: Path, profile: Path | None) -> d
         result = timed(stack, url, fn, plan, profile / f"w1-{workers}w.txt" if profile else None)
     finally:
         stack.stop()
-    return {"workers": workers, "shape": shape, **result}
+    return {"workers": workers, "shape": shape, "browser_events": plan.browser_events, **result}
 
 
 def assistant_only(plan: Plan, data_dir: Path) -> dict[str, Any]:
@@ -323,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.sessions <= MAX_SESSIONS or not 1 <= args.turns <= len(SCRIPTS["en"]):
         parser.error(f"--sessions 1-{MAX_SESSIONS}, --turns 1-{len(SCRIPTS['en'])}")
-    plan = Plan(args.sessions, args.turns, args.shape == "paced")
+    plan = Plan(args.sessions, args.turns, args.shape == "paced", args.browser_events)
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
     counts = [int(n) for n in args.workers.split(",")]

@@ -25,6 +25,7 @@ __all__ = [
     "JoinRefused",
     "chat_text",
     "find_fn_index",
+    "follow_ups",
     "user_messages",
 ]
 
@@ -39,13 +40,30 @@ class JoinRefused(CallError):
     """The event was not queued at all (the server never saw its input)."""
 
 
+def _config(base_url: str, timeout: float) -> dict[str, Any]:
+    return dict(httpx.get(f"{base_url.rstrip('/')}/config", timeout=timeout).json())
+
+
 def find_fn_index(base_url: str, api_name: str, timeout: float = 30.0) -> int:
     """The id of the event published as `api_name`, read from the app's /config."""
-    config = httpx.get(f"{base_url.rstrip('/')}/config", timeout=timeout).json()
-    for dependency in config["dependencies"]:
+    for dependency in _config(base_url, timeout)["dependencies"]:
         if dependency.get("api_name") == api_name:
             return int(dependency["id"])
     raise CallError(f"no event named {api_name!r} in {base_url}/config")
+
+
+def follow_ups(base_url: str, fn_index: int, timeout: float = 30.0) -> list[tuple[int, int]]:
+    """The server events the page runs after event `fn_index` (its `.then` chain), in order,
+    each as (id, number of inputs). The page sends them after every completed turn."""
+    dependencies = _config(base_url, timeout)["dependencies"]
+    chain: list[tuple[int, int]] = []
+    current = fn_index
+    while True:
+        nxt = next((d for d in dependencies if d.get("trigger_after") == current), None)
+        if nxt is None or not nxt.get("backend_fn"):
+            return chain
+        chain.append((int(nxt["id"]), len(nxt["inputs"])))
+        current = int(nxt["id"])
 
 
 class GradioSession:
