@@ -327,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--turns", type=int, default=10, help="turns per session (1-10)")
     parser.add_argument("--shape", choices=["burst", "paced"], default="burst")
+    parser.add_argument(
+        "--browser-events",
+        action="store_true",
+        help="after each answer also run the page's follow-up events (form, panel, saved"
+        " conversation), timed as part of the turn",
+    )
     parser.add_argument("--data-dir", type=Path, help="shared data folder (default: a new one)")
     parser.add_argument("--profile", type=Path, help="folder for py-spy profiles of worker w1")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
