@@ -97,7 +97,10 @@ class Stack:
                 raise StartError(f"port {port} of the {name} is already in use on {host}")
 
     def _nginx_program(self) -> str:
-        found = shutil.which(self.settings.nginx)
+        # Debian puts nginx in /usr/sbin, which is not on a normal user's PATH
+        found = shutil.which(self.settings.nginx) or shutil.which(
+            self.settings.nginx, path="/usr/local/sbin:/usr/sbin:/sbin"
+        )
         if found is None:
             raise StartError(
                 f"nginx not found ({self.settings.nginx!r}): install it (Debian/Ubuntu:"

@@ -50,3 +50,32 @@ def test_an_external_chroma_server_is_used_as_given() -> None:
 def test_clashing_ports_are_refused(fields: dict[str, int], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         ServeSettings(**fields)
+
+
+def test_a_missing_nginx_stops_the_start_before_anything_runs(tmp_path: Path) -> None:
+    from deploy.procs import StartError, free_ports
+    from deploy.serve import Stack
+
+    base = free_ports(4)
+    settings = ServeSettings(data_dir=tmp_path, nginx="no-such-nginx", port=base,
+                             worker_port=base + 1, chroma_port=base + 3)  # fmt: skip
+    stack = Stack(settings, say=lambda line: None)
+    with pytest.raises(StartError, match=r"nginx not found \('no-such-nginx'\): install it"):
+        stack.start()
+    assert stack.children() == [], "nothing was started"
+
+
+def test_a_port_in_use_is_named_with_its_part(tmp_path: Path) -> None:
+    import socket
+
+    from deploy.procs import StartError, free_ports
+    from deploy.serve import Stack
+
+    base = free_ports(4)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", base + 2))
+        busy.listen()
+        settings = ServeSettings(data_dir=tmp_path, port=base, worker_port=base + 1,
+                                 chroma_port=base + 3)  # fmt: skip
+        with pytest.raises(StartError, match=rf"port {base + 2} of the worker w2 is already in"):
+            Stack(settings, say=lambda line: None).start()
