@@ -41,7 +41,8 @@ class JoinRefused(CallError):
 
 
 def _config(base_url: str, timeout: float) -> dict[str, Any]:
-    return dict(httpx.get(f"{base_url.rstrip('/')}/config", timeout=timeout).json())
+    url = f"{base_url.rstrip('/')}/config"
+    return dict(httpx.get(url, timeout=timeout, trust_env=False).json())
 
 
 def find_fn_index(base_url: str, api_name: str, timeout: float = 30.0) -> int:
@@ -72,7 +73,8 @@ class GradioSession:
     def __init__(self, base_url: str, *, timeout: float = 120.0) -> None:
         self.base = base_url.rstrip("/")
         self.session_hash = uuid.uuid4().hex[:11]
-        self.http = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0))
+        # trust_env=False: the set under test is on this machine, never behind HTTP(S)_PROXY
+        self.http = httpx.Client(timeout=httpx.Timeout(timeout, connect=10.0), trust_env=False)
         self._beat_conn: http.client.HTTPConnection | None = None
         self._beat: threading.Thread | None = None
 

@@ -1,5 +1,6 @@
 """The proxy's configuration in front of two stand-in workers (tiny HTTP servers that say who
-they are): real nginx, real cookies, real streams; no Gradio, so it takes about a second."""
+they are): real nginx, real cookies, real streams; no Gradio, so it takes about a second.
+Requests never go through an HTTP(S)_PROXY of the environment (trust_env=False)."""
 
 from __future__ import annotations
 
@@ -108,33 +109,35 @@ def test_rendered_configuration_passes_nginx_test(proxy: Proxy) -> None:
 def test_new_pages_spread_and_the_cookie_names_the_worker(proxy: Proxy) -> None:
     seen = []
     for _ in range(4):
-        page = httpx.get(proxy.url + "/")
+        page = httpx.get(proxy.url + "/", trust_env=False)
         assert page.cookies.get(COOKIE) == page.text, "the cookie names the worker that served"
         seen.append(page.text)
     assert set(seen) == {"w1", "w2"}, f"new pages go to both workers: {seen}"
 
 
 def test_a_pinned_session_stays_on_its_worker(proxy: Proxy) -> None:
-    with httpx.Client(base_url=proxy.url) as browser:
+    with httpx.Client(base_url=proxy.url, trust_env=False) as browser:
         first = browser.get("/").text
         answers = {browser.get(path).text for path in ("/config", "/gradio_api/queue/data") * 5}
     assert answers == {first}, f"every request of the session reached {first}: {answers}"
 
 
 def test_requests_without_a_cookie_stick_by_client_address(proxy: Proxy) -> None:
-    answers = {httpx.get(proxy.url + "/gradio_api/info").text for _ in range(8)}
+    answers = {httpx.get(proxy.url + "/gradio_api/info", trust_env=False).text for _ in range(8)}
     assert len(answers) == 1, f"a cookie-less client's join and stream must meet: {answers}"
 
 
 def test_an_unknown_cookie_is_replaced(proxy: Proxy) -> None:
-    page = httpx.get(proxy.url + "/", cookies={COOKIE: "w9"})
+    page = httpx.get(proxy.url + "/", cookies={COOKIE: "w9"}, trust_env=False)
     assert page.cookies.get(COOKIE) == page.text in ("w1", "w2")
 
 
 def test_events_stream_through_unbuffered(proxy: Proxy) -> None:
     arrivals = []
     start = time.monotonic()
-    with httpx.stream("GET", proxy.url + "/stream", cookies={COOKIE: "w1"}) as response:
+    with httpx.stream(
+        "GET", proxy.url + "/stream", cookies={COOKIE: "w1"}, trust_env=False
+    ) as response:
         for line in response.iter_lines():
             if line.startswith("data:"):
                 arrivals.append((time.monotonic() - start, line))
@@ -146,7 +149,7 @@ def test_a_stopped_worker_is_stood_in_for(proxy: Proxy) -> None:
     """Last: it stops w2 for good."""
     proxy.servers["w2"].shutdown()
     proxy.servers["w2"].server_close()
-    answer = httpx.get(proxy.url + "/config", cookies={COOKIE: "w2"})
+    answer = httpx.get(proxy.url + "/config", cookies={COOKIE: "w2"}, trust_env=False)
     assert (answer.status_code, answer.text) == (200, "w1"), "w1 answers for the stopped w2"
 
 
