@@ -13,8 +13,10 @@ from typing import Any, Literal, get_args
 # How much of the model trains: every weight from random init (pretrain) or from a checkpoint
 # (full), or adapters over a frozen 16-bit (lora) or 4-bit NF4 (qlora) base.
 Method = Literal["pretrain", "full", "lora", "qlora"]
-# Training precision: 16-bit compute with an fp32 master (mixed), pure bf16, or fp32.
-Precision = Literal["fp32", "bf16-mixed", "fp16-mixed", "bf16"]
+# Training precision: 16-bit compute with an fp32 master (mixed), pure bf16, or fp32; fp8 is
+# bf16 mixed precision whose linear layers multiply in FP8 (torchao Float8Linear, Transformer
+# Engine): the weights, master and activations kept are bf16-mixed's, the FP8 copies transient.
+Precision = Literal["fp32", "bf16-mixed", "fp16-mixed", "bf16", "fp8"]
 Optimizer = Literal[
     "adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "sgd-momentum", "lion"
 ]

@@ -89,7 +89,8 @@ class JobSpec(BaseModel):
     precision: Precision | None = Field(
         None,
         description="bf16-mixed or fp16-mixed (16-bit compute, fp32 master weights), bf16 (pure"
-        " 16-bit) or fp32",
+        " 16-bit), fp32, or fp8 (bf16-mixed with FP8 matmuls in the linear layers, on GPUs with"
+        " FP8 tensor cores)",
     )
     optimizer: Optimizer | None = Field(None, description="optimizer; its state bytes differ")
     lora_rank: int | None = Field(

@@ -13,7 +13,11 @@ BF16 = 2  # also fp16
 MASK = 1  # torch.bool dropout mask: one byte per element
 INT64 = 8
 
-MIXED_PRECISIONS: frozenset[str] = frozenset({"bf16-mixed", "fp16-mixed"})
+# fp8 training keeps what bf16 mixed precision keeps: torchao's Float8Linear and Transformer
+# Engine cast the bf16 weight and input to FP8 inside each matmul (transient copies) and leave
+# the weights, the fp32 master and the saved activations as they are (pytorch/torchtitan
+# docs/float8.md: Float8Linear casts its high-precision weight to float8 inside forward).
+MIXED_PRECISIONS: frozenset[str] = frozenset({"bf16-mixed", "fp16-mixed", "fp8"})
 
 # ZeRO (Rajbhandari et al. 2019, arXiv:1910.02054, §3.1 and Table 1): mixed-precision Adam keeps
 # 16-bit parameters (2 bytes) and gradients (2 bytes) plus K = 12 bytes of optimizer state per

@@ -75,7 +75,7 @@ class EstimateInput(BaseModel):
         " resolved through tools.architectures.registry"
     )
     method: Method = Field(_d("method"), description="pretrain, full, lora or qlora")
-    precision: Precision = Field(_d("precision"), description="bf16/fp16-mixed, bf16 or fp32")
+    precision: Precision = Field(_d("precision"), description="bf16/fp16-mixed, bf16, fp32 or fp8")
     optimizer: Optimizer = Field(_d("optimizer"), description="default: per method")
     lora_rank: int = Field(_d("lora_rank"), gt=0, description="LoRA rank r")
     lora_alpha: float | None = Field(

@@ -25,6 +25,8 @@ REQUIRED_IDS = {
     "openai-community/gpt2", "openai-community/gpt2-medium", "openai-community/gpt2-large",
     "openai-community/gpt2-xl", "google-bert/bert-base-uncased", "google-bert/bert-large-uncased",
     "google-t5/t5-base", "google-t5/t5-large", "google-t5/t5-3b",
+    "Qwen/Qwen2.5-Coder-7B", "Qwen/Qwen2.5-Coder-14B", "Qwen/Qwen2.5-Coder-32B",
+    "meta-llama/Llama-3.3-70B-Instruct",
 }  # fmt: skip
 
 
