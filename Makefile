@@ -18,7 +18,7 @@ run: $(STAMP)
 	$(BIN)/python app.py $(ARGS)
 
 # The whole set on this machine: N app workers behind nginx, one Chroma server, one data folder
-# (deploy/serve.py; needs nginx: apt-get install nginx-light). Ctrl-C stops all of it. Ports and
+# (deploy/serve.py; needs nginx: apt-get install nginx). Ctrl-C stops all of it. Ports and
 # worker count: ARGS="--workers 2 --port 7860" or GPU_ADVISOR_WORKERS, GPU_ADVISOR_PORT, ...
 serve: $(STAMP)
 	$(BIN)/python -m deploy.serve $(ARGS)

@@ -20,15 +20,19 @@ directive; this configuration does it with a cookie it sets itself:
 from __future__ import annotations
 
 import argparse
+import shutil
 import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["COOKIE", "ProxyPlan", "prepare_dirs", "render"]
+__all__ = ["COOKIE", "NGINX_HINT", "ProxyPlan", "find_nginx", "prepare_dirs", "render"]
 
 COOKIE = "gpu_advisor_worker"
+# Debian puts nginx in /usr/sbin, which is not on a normal user's PATH
+SBIN_PATH = "/usr/local/sbin:/usr/sbin:/sbin"
+NGINX_HINT = "Debian/Ubuntu: apt-get install nginx (.ci/run installs it)"
 MAX_BODY = "6m"  # Gradio's own upload cap is 5 MB (assistant.web.blocks.common.UPLOAD_LIMIT)
 STREAM_TIMEOUT = "600s"  # heartbeat and event streams stay open while a page is open
 # Idle connections to a worker are dropped before uvicorn drops them (its keep-alive timeout is
@@ -39,6 +43,11 @@ LOG_FORMAT = (
     '\'$time_iso8601 $remote_addr "$request" $status $body_bytes_sent $request_time '
     f"upstream=$upstream_addr route=$cookie_{COOKIE}'"
 )
+
+
+def find_nginx(program: str = "nginx") -> str | None:
+    """The nginx program's path: `program` as given (a path or a name on PATH), else in sbin."""
+    return shutil.which(program) or shutil.which(program, path=SBIN_PATH)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
-from deploy.nginx import ProxyPlan, prepare_dirs, render
+from deploy.nginx import NGINX_HINT, ProxyPlan, find_nginx, prepare_dirs, render
 from deploy.procs import Child, StartError, port_free, spawn, stop, wait_http
 from deploy.settings import LOOPBACK, ServeSettings, serve_settings_from_args
 
@@ -97,14 +97,11 @@ class Stack:
                 raise StartError(f"port {port} of the {name} is already in use on {host}")
 
     def _nginx_program(self) -> str:
-        # Debian puts nginx in /usr/sbin, which is not on a normal user's PATH
-        found = shutil.which(self.settings.nginx) or shutil.which(
-            self.settings.nginx, path="/usr/local/sbin:/usr/sbin:/sbin"
-        )
+        found = find_nginx(self.settings.nginx)
         if found is None:
             raise StartError(
-                f"nginx not found ({self.settings.nginx!r}): install it (Debian/Ubuntu:"
-                " apt-get install nginx-light) or point GPU_ADVISOR_NGINX at it"
+                f"nginx not found ({self.settings.nginx!r}, on PATH or in /usr/sbin): install it"
+                f" ({NGINX_HINT}) or point GPU_ADVISOR_NGINX at it"
             )
         return found
 

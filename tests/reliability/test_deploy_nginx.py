@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import http.server
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -19,19 +17,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from deploy.nginx import COOKIE, ProxyPlan, prepare_dirs, render
+from deploy.nginx import COOKIE, NGINX_HINT, ProxyPlan, find_nginx, prepare_dirs, render
 from deploy.procs import Child, spawn, stop, wait_http
+from tests.reliability.faults import free_port
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("nginx") is None,
-    reason="nginx is not installed (apt-get install nginx-light; .ci/run installs it)",
-)
+NGINX = find_nginx()
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+pytestmark = [
+    pytest.mark.reliability,
+    pytest.mark.skipif(
+        NGINX is None, reason=f"nginx not found on PATH or in /usr/sbin ({NGINX_HINT})"
+    ),
+]
 
 
 class _Echo(http.server.BaseHTTPRequestHandler):
@@ -88,7 +85,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     conf = run / "nginx.conf"
     prepare_dirs(run)
     conf.write_text(render(ProxyPlan(f"127.0.0.1:{port}", workers, run)), encoding="utf-8")
-    argv = ["nginx", "-e", str(run / "logs" / "err.log"), "-c", str(conf)]
+    argv = [str(NGINX), "-e", str(run / "logs" / "err.log"), "-c", str(conf)]
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
     nginx = spawn("nginx", argv, env=env, cwd=run, log_dir=run / "logs")
     wait_http(f"http://127.0.0.1:{port}/", nginx, 20)
@@ -100,7 +97,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
 
 def test_rendered_configuration_passes_nginx_test(proxy: Proxy) -> None:
     check = subprocess.run(
-        ["nginx", "-t", "-e", "/dev/stderr", "-c", str(proxy.conf)],
+        [str(NGINX), "-t", "-e", "/dev/stderr", "-c", str(proxy.conf)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert check.returncode == 0, check.stderr

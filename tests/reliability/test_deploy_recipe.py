@@ -16,6 +16,8 @@ import yaml
 from deploy.nginx import main as nginx_main
 from deploy.serve import OFFLINE_ENV
 
+pytestmark = pytest.mark.reliability
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 COMPOSE = ROOT / "deploy" / "compose.yaml"

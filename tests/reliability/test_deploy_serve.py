@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import queue
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from deploy.nginx import NGINX_HINT, find_nginx
 from deploy.probe import GradioSession, chat_text, find_fn_index
 from deploy.procs import descendants, free_ports, port_free
 
@@ -30,9 +30,9 @@ START_TIMEOUT_S = 300.0
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.reliability,
     pytest.mark.skipif(
-        shutil.which("nginx") is None,
-        reason="nginx is not installed (apt-get install nginx-light; .ci/run installs it)",
+        find_nginx() is None, reason=f"nginx not found on PATH or in /usr/sbin ({NGINX_HINT})"
     ),
 ]
 

@@ -10,6 +10,8 @@ from pydantic import ValidationError
 
 from deploy.settings import ServeSettings, serve_settings_from_args
 
+pytestmark = pytest.mark.reliability
+
 
 def test_defaults_listen_on_loopback_only() -> None:
     settings = ServeSettings()
@@ -52,6 +54,24 @@ def test_clashing_ports_are_refused(fields: dict[str, int], message: str) -> Non
         ServeSettings(**fields)
 
 
+def test_nginx_is_found_on_path_first_then_in_sbin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import deploy.nginx
+
+    on_path, sbin = tmp_path / "bin", tmp_path / "sbin"
+    for folder in (on_path, sbin):
+        folder.mkdir()
+        (folder / "nginx").write_text("#!/bin/sh\n", encoding="utf-8")
+        (folder / "nginx").chmod(0o755)
+    monkeypatch.setattr(deploy.nginx, "SBIN_PATH", str(sbin))
+    monkeypatch.setenv("PATH", str(on_path))
+    assert deploy.nginx.find_nginx() == str(on_path / "nginx")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert deploy.nginx.find_nginx() == str(sbin / "nginx"), "Debian's /usr/sbin, not on PATH"
+    assert deploy.nginx.find_nginx("no-such-nginx") is None
+
+
 def test_a_missing_nginx_stops_the_start_before_anything_runs(tmp_path: Path) -> None:
     from deploy.procs import StartError, free_ports
     from deploy.serve import Stack
@@ -60,7 +80,8 @@ def test_a_missing_nginx_stops_the_start_before_anything_runs(tmp_path: Path) ->
     settings = ServeSettings(data_dir=tmp_path, nginx="no-such-nginx", port=base,
                              worker_port=base + 1, chroma_port=base + 3)  # fmt: skip
     stack = Stack(settings, say=lambda line: None)
-    with pytest.raises(StartError, match=r"nginx not found \('no-such-nginx'\): install it"):
+    missing = r"nginx not found \('no-such-nginx', on PATH or in /usr/sbin\): install it"
+    with pytest.raises(StartError, match=missing):
         stack.start()
     assert stack.children() == [], "nothing was started"
 

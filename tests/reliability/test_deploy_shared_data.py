@@ -12,8 +12,12 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from assistant.web.feedback import FeedbackRecord, append_feedback, make_record, read_feedback
 from tools.files import write_atomic
+
+pytestmark = pytest.mark.reliability
 
 PROCESSES = 4
 VOTES = 40
