@@ -16,8 +16,9 @@ as API clients send it; `--browser-events` adds the two events the page sends af
 (the form and panel, the conversation saved in the browser), timed as part of the turn.
 
 Cross-talk: session i asks about a model of its own size (1.1B, 1.3B, ... in 0.2B steps). Every
-returned chat must hold exactly the messages this session sent, every job answer must name its
-own size ("~7.3B") and no answer may name another session's size.
+returned chat must hold exactly the messages this session sent and no answer may name another
+session's size; counted apart, every job answer (turns 1-9) must name its own size ("~7.3B",
+"d'environ 7.3B"): an answer that does not is wrong but not someone else's.
 
 Reported per worker count: p50/p95/max latency, turns/s, errors, cross-talk, server CPU per turn
 (all workers, from /proc), nginx, Chroma and client CPU per turn, sessions per worker and the
@@ -34,6 +35,7 @@ import collections
 import json
 import os
 import random
+import re
 import statistics
 import tempfile
 import threading
@@ -104,21 +106,36 @@ def message(index: int, turn: int) -> tuple[str, str]:
     return lang, SCRIPTS[lang][turn].format(size=size if lang == "en" else size.replace(".", ","))
 
 
+def names_model(index: int, text: str) -> bool:
+    """Whether `text` names session `index`'s model size, as any language writes it: '~1.5B',
+    "d'environ 1.5B", '1,5 B'; never inside another size ('11.5B' is not 1.5B)."""
+    whole, tenth = f"{model_size(index):.1f}".split(".")
+    return re.search(rf"(?<![\d.,]){whole}[.,]{tenth} ?B\b", text) is not None
+
+
+def _answer(chat: list[dict[str, Any]]) -> str:
+    last_user = max(i for i, m in enumerate(chat) if m.get("role") == "user")
+    return "\n".join(chat_text(m) for m in chat[last_user + 1 :])
+
+
 def cross_talk(index: int, sent: list[str], chat: list[dict[str, Any]], sessions: int) -> list[str]:
     """What in `chat` (returned after `sent`'s last message) is not session `index`'s own."""
     problems = []
     shown = user_messages(chat)
     if shown != sent:
         problems.append(f"the chat holds {len(shown)} user messages, not the {len(sent)} sent")
-    last_user = max(i for i, m in enumerate(chat) if m.get("role") == "user")
-    answer = "\n".join(chat_text(m) for m in chat[last_user + 1 :])
-    if len(sent) <= JOB_TURNS and marker(index) not in answer:
-        problems.append(f"turn {len(sent)}'s answer does not name {marker(index)}")
     everything = "\n".join(chat_text(m) for m in chat)
-    foreign = [marker(j) for j in range(sessions) if j != index and marker(j) in everything]
+    foreign = [marker(j) for j in range(sessions) if j != index and names_model(j, everything)]
     if foreign:
         problems.append(f"names other sessions' models: {', '.join(foreign[:3])}")
     return problems
+
+
+def misses_own_model(index: int, sent: list[str], chat: list[dict[str, Any]]) -> str:
+    """Why the answer to a job turn (1-9) does not show session `index`'s job, or ''."""
+    if len(sent) <= JOB_TURNS and not names_model(index, _answer(chat)):
+        return f"turn {len(sent)}'s answer does not name {marker(index)}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -138,6 +155,7 @@ class TurnRecord:
     seconds: float
     error: str = ""
     cross_talk: list[str] = field(default_factory=list)
+    missed_model: str = ""  # a job answer that does not name the session's model (not its job)
     end: float = field(default_factory=time.perf_counter)
 
 
@@ -177,7 +195,8 @@ def run_session(
                 continue
             seconds = time.perf_counter() - t0
             problems = cross_talk(index, sent, chat, plan.sessions)
-            out.append(TurnRecord(index, turn, seconds, "", problems))
+            missed = misses_own_model(index, sent, chat)
+            out.append(TurnRecord(index, turn, seconds, "", problems, missed))
     finally:
         session.close()
 
@@ -258,6 +277,7 @@ def timed(stack: Stack, url: str, fn: int, plan: Plan, profile: Path | None) -> 
 def summary(records: list[TurnRecord], plan: Plan, wall: float) -> dict[str, Any]:
     done = [r.seconds for r in records if not r.error]
     crossed = [r for r in records if r.cross_talk]
+    missed = collections.Counter(r.missed_model.split("'")[0] for r in records if r.missed_model)
     return {
         "sessions": plan.sessions,
         "turns_sent": len(records),
@@ -266,6 +286,8 @@ def summary(records: list[TurnRecord], plan: Plan, wall: float) -> dict[str, Any
         "cross_talk": len(crossed),
         "error_examples": sorted({r.error for r in records if r.error})[:3],
         "cross_talk_examples": [asdict(r) for r in crossed[:3]],
+        "missed_own_model": sum(missed.values()),
+        "missed_own_model_by_turn": dict(sorted(missed.items())),
         "p50_s": round(statistics.median(done), 2) if done else None,
         "p95_s": round(percentile(done, 0.95), 2) if done else None,
         "max_s": round(max(done), 2) if done else None,
@@ -361,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.json:
         args.json.write_text(text + "\n", encoding="utf-8")
-    failed = any(run["errors"] or run["cross_talk"] for run in runs)
+    failed = any(run["errors"] or run["cross_talk"] or run["missed_own_model"] for run in runs)
     return 1 if failed else 0
 
 

@@ -3,12 +3,25 @@ a foreign answer or history, and the CPU breakdown files py-spy stacks in the ri
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import pytest
 
-from benchmarks.load import JOB_TURNS, LANGS, MAX_SESSIONS, SCRIPTS, cross_talk, marker, message
+from benchmarks.load import (
+    JOB_TURNS,
+    LANGS,
+    MAX_SESSIONS,
+    SCRIPTS,
+    cross_talk,
+    marker,
+    message,
+    misses_own_model,
+    names_model,
+)
 from benchmarks.load_profile import OTHER, breakdown
+
+pytestmark = pytest.mark.reliability
 
 
 def _chat(*pairs: tuple[str, str]) -> list[dict[str, Any]]:
@@ -16,10 +29,21 @@ def _chat(*pairs: tuple[str, str]) -> list[dict[str, Any]]:
 
 
 def test_every_session_has_a_model_no_other_session_names() -> None:
-    markers = [marker(i) for i in range(MAX_SESSIONS)]
-    for i, own in enumerate(markers):
-        others = [m for j, m in enumerate(markers) if j != i and (m in own or own in m)]
-        assert others == [], f"{own} is contained in or contains {others}"
+    for i in range(MAX_SESSIONS):
+        text = f"a model of {marker(i)} parameters"
+        others = [j for j in range(MAX_SESSIONS) if j != i and names_model(j, text)]
+        assert names_model(i, text), text
+        assert others == [], f"{text} also names the models of sessions {others}"
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [("~1.5B parameters", True), ("un modèle d’environ 1.5B paramètres", True),
+     ("1,5 B", True), ("(1.5B)", True), ("~11.5B", False), ("1.55B", False), ("0.1.5B", False),
+     ("1.5 billion", False), ("15B", False)],
+)  # fmt: skip
+def test_a_size_is_named_as_languages_write_it_never_inside_another(text: str, named: bool) -> None:
+    assert names_model(2, text) is named  # session 2's model: 1.5B
 
 
 def test_messages_cycle_languages_with_their_own_decimal_comma() -> None:
@@ -39,15 +63,19 @@ def test_another_sessions_model_is_cross_talk() -> None:
     assert cross_talk(1, ["job"], chat, sessions=50) == ["names other sessions' models: ~1.5B"]
 
 
-def test_a_job_answer_without_its_model_is_cross_talk() -> None:
+def test_a_job_answer_without_its_model_is_missed_not_cross_talk() -> None:
     chat = _chat(("user", "job"), ("assistant", "a 7B model needs ..."))
-    assert cross_talk(1, ["job"], chat, 50) == ["turn 1's answer does not name ~1.3B"]
+    assert misses_own_model(1, ["job"], chat) == "turn 1's answer does not name ~1.3B"
+    assert cross_talk(1, ["job"], chat, 50) == []
+    own = _chat(("user", "job"), ("assistant", "a model of ~1.3B needs ..."))
+    assert misses_own_model(1, ["job"], own) == ""
 
 
 def test_a_guidance_turn_needs_no_model_but_the_history_must_be_its_own() -> None:
     sent = [f"m{i}" for i in range(JOB_TURNS + 1)]
     chat = _chat(*[("user", m) for m in sent], ("assistant", "NVLink matters when ..."))
     assert cross_talk(1, sent, chat, 50) == []
+    assert misses_own_model(1, sent, chat) == ""
     assert cross_talk(1, [*sent[:-1], "other"], chat, 50) == [
         "the chat holds 10 user messages, not the 10 sent"
     ]
@@ -71,21 +99,48 @@ def test_profile_stacks_fall_in_their_bucket(leaf: str, bucket: str) -> None:
     assert breakdown(raw) == {bucket: 7}
 
 
-@pytest.mark.slow
-def test_every_scripted_job_answer_names_its_own_model() -> None:
-    """The cross-talk check relies on answers naming the session's model: run one session per
-    language through the assistant itself (offline policy, no server)."""
+@cache
+def _scripted_runs() -> tuple[tuple[tuple[list[str], list[dict[str, Any]], str], ...], ...]:
+    """One session per language through the assistant itself (offline policy, no server): per
+    session, per turn, the messages sent so far, the chat after the turn and the answer."""
     from assistant.agent.conversation import Assistant, Session
     from assistant.agent.events import Final
     from assistant.settings import Settings
 
     assistant = Assistant(Settings())
+    runs = []
     for index in range(len(LANGS)):
-        session, sent = Session(), []
+        session, sent, turns = Session(), [], []
         for turn in range(len(SCRIPTS["en"])):
             lang, text = message(index, turn)
             sent.append(text)
             final = [e for e in assistant.respond(text, session, lang=lang) if isinstance(e, Final)]
             chat = _chat(*[(m.role, m.content) for m in session.history])
-            assert cross_talk(index, sent, chat, sessions=50) == [], f"{lang} turn {turn + 1}"
-            assert final[0].result.answer, f"{lang} turn {turn + 1} has an answer"
+            turns.append((list(sent), chat, final[0].result.answer))
+        runs.append(tuple(turns))
+    return tuple(runs)
+
+
+MISROUTED = pytest.mark.xfail(
+    strict=True,
+    reason="chat router (issue 11): 'How much VRAM does QLoRA save?' in all six languages is read"
+    " as an amendment and answered 'I did not catch what to change in the job'",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "turn", [pytest.param(t, marks=MISROUTED) if t == 6 else t for t in range(len(SCRIPTS["en"]))]
+)
+def test_every_scripted_answer_is_its_sessions_own(turn: int) -> None:
+    """The load run's checks rely on this: each job answer names the session's model, no answer
+    names another's, and every turn has an answer."""
+    problems = {}
+    for index, turns in enumerate(_scripted_runs()):
+        sent, chat, answer = turns[turn]
+        found = [*cross_talk(index, sent, chat, sessions=50), misses_own_model(index, sent, chat)]
+        if not answer:
+            found.append("no answer")
+        if any(found):
+            problems[LANGS[index]] = [p for p in found if p]
+    assert problems == {}, f"turn {turn + 1}: {problems}"
