@@ -106,11 +106,19 @@ def message(index: int, turn: int) -> tuple[str, str]:
     return lang, SCRIPTS[lang][turn].format(size=size if lang == "en" else size.replace(".", ","))
 
 
+# a model size as any language writes it: '~1.5B', "d'environ 1.5B", '1,5 B'; never a part of
+# another number ('11.5B' is not 1.5B)
+SIZE = re.compile(r"(?<![\d.,])(\d{1,2})[.,](\d) ?B\b")
+
+
+def sizes_named(text: str) -> set[str]:
+    """The model sizes `text` names, as '1.5' (one pass over the text, however many sessions)."""
+    return {f"{whole}.{tenth}" for whole, tenth in SIZE.findall(text)}
+
+
 def names_model(index: int, text: str) -> bool:
-    """Whether `text` names session `index`'s model size, as any language writes it: '~1.5B',
-    "d'environ 1.5B", '1,5 B'; never inside another size ('11.5B' is not 1.5B)."""
-    whole, tenth = f"{model_size(index):.1f}".split(".")
-    return re.search(rf"(?<![\d.,]){whole}[.,]{tenth} ?B\b", text) is not None
+    """Whether `text` names session `index`'s model size."""
+    return f"{model_size(index):.1f}" in sizes_named(text)
 
 
 def _answer(chat: list[dict[str, Any]]) -> str:
@@ -124,8 +132,8 @@ def cross_talk(index: int, sent: list[str], chat: list[dict[str, Any]], sessions
     shown = user_messages(chat)
     if shown != sent:
         problems.append(f"the chat holds {len(shown)} user messages, not the {len(sent)} sent")
-    everything = "\n".join(chat_text(m) for m in chat)
-    foreign = [marker(j) for j in range(sessions) if j != index and names_model(j, everything)]
+    named = sizes_named("\n".join(chat_text(m) for m in chat))
+    foreign = [marker(j) for j in range(sessions) if j != index and f"{model_size(j):.1f}" in named]
     if foreign:
         problems.append(f"names other sessions' models: {', '.join(foreign[:3])}")
     return problems
