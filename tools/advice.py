@@ -28,6 +28,7 @@ from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS
 from tools.errors import InvalidInputError
 from tools.job import DEFAULTS, FIELD_GROUPS, FieldName, JobSpec, Money, default_for
 from tools.job.money import UnknownCurrencyError, to_usd
+from tools.job.spec import MECHANISM_FIELDS
 from tools.memory import LORA_METHODS, EstimateInput, MemoryEstimate, estimate
 from tools.ranking import rank
 from tools.ranking.models import Constraints, RankRequest, RankResult, Workload
@@ -57,15 +58,16 @@ _MONEY_FIELDS: tuple[FieldName, ...] = ("max_price_per_hour", "budget")
 _ESTIMATOR_FIELDS: tuple[str, ...] = tuple(
     name for name in FIELD_GROUPS["training"] + FIELD_GROUPS["plan"] if name != "cuda_context_gib"
 )
-_LORA_ONLY = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
-_QLORA_ONLY = ("qlora_double_quant",)
+_LORA_ONLY = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "frozen_base_dtype")
+_QLORA_ONLY = ("qlora_double_quant", "qlora_keeps_input", "qlora_lm_head")
 # Defaults that are not shown as assumptions: implementation details a user rarely sets (they
-# are in the estimate's own assumptions when they matter).
+# are in the estimate's own assumptions when they matter). The stack and its mechanisms are
+# stated there too, with the profile each value comes from.
 _QUIET = frozenset(
     {"lora_alpha", "lora_dropout", "engine", "optimizer_impl", "tensor_parallel",
      "sequence_parallel", "cuda_context_gib", "fragmentation", "gradient_accumulation_steps",
      "zero_stage", "sharding", "offload_optimizer", "attention", "qlora_double_quant",
-     "lora_targets", "max_nodes"}
+     "lora_targets", "max_nodes", "stack", "offload_params", *MECHANISM_FIELDS}
 )  # fmt: skip
 
 

@@ -87,7 +87,7 @@ def test_estimate_assumptions_list_the_training_and_plan_fields() -> None:
         "precision": "bf16-mixed", "optimizer": "paged-adamw-8bit", "lora_rank": 16,
         "micro_batch_size": 1, "seq_len": 2048, "gradient_checkpointing": "full", "num_gpus": 1,
     }, shown  # fmt: skip
-    assert round(result.per_gpu.total / 2**30, 1) == 48.8, "QLoRA 70B under the job's defaults"
+    assert round(result.per_gpu.total / 2**30, 1) == 44.8, "QLoRA 70B under the job's defaults"
 
 
 def test_qlora_assumes_the_paged_optimizer() -> None:

@@ -30,6 +30,10 @@ FP32_MASTER = FP32
 # min_8bit_size = 4096 elements keep 32-bit state instead.
 BNB_STATE_BLOCK = 256
 BNB_MIN_8BIT_SIZE = 4096
+# bitsandbytes paged optimizers (optimizer.py get_state_buffer): the state of a parameter with at
+# least 1e5 elements is allocated in CUDA unified memory (functional.py get_paged,
+# cget_managed_ptr); smaller ones, and the absmax blocks, are ordinary CUDA tensors.
+BNB_PAGED_MIN_ELEMENTS = 100_000
 
 # QLoRA (Dettmers et al. 2023, arXiv:2305.14314, §3 "Double Quantization"): NF4 stores 4 bits per
 # weight and one absmax per block of 64 weights. Without double quantization the absmax is fp32

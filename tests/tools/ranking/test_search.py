@@ -91,8 +91,9 @@ def test_thousands_of_nodes_take_few_estimates() -> None:
     search = PlanSearch(job, 0.10, estimate)
     found = search.fit(8, 80 * GIB, range(1, 4097), None)
     assert isinstance(found, PlanFit), "405B fits on some cluster of H100 nodes"
-    # ZeRO-3 alone first fits on 16 nodes; with TP 4 inside the node on 12
-    assert (found.plan, found.nodes, found.tensor_parallel) == ("zero3", 12, 4), "earliest"
+    # need x 1.1 per GPU: ZeRO-3 alone 70.7 GiB on 16 nodes; TP 4 inside the node 81.0 GiB on 12
+    # nodes (too much) and 75.6 on 13; TP 8 79.8 GiB on 12, the fewest nodes
+    assert (found.plan, found.nodes, found.tensor_parallel) == ("zero3", 12, 8), "earliest"
     assert search.estimator_calls < 120, f"{search.estimator_calls} estimates for 4096 counts"
 
 
