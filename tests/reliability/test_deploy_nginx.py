@@ -139,7 +139,9 @@ def test_events_stream_through_unbuffered(proxy: Proxy) -> None:
             if line.startswith("data:"):
                 arrivals.append((time.monotonic() - start, line))
     assert [line for _, line in arrivals] == ["data: w1 0", "data: w1 1", "data: w1 2"]
-    assert arrivals[0][0] < 0.25 < arrivals[-1][0], f"the first event came at once: {arrivals}"
+    # sent 0.3 s apart: buffered, they would arrive together; a slow start under load is no matter
+    spread = arrivals[-1][0] - arrivals[0][0]
+    assert spread > 0.4, f"each event came as it was sent, not all at the end: {arrivals}"
 
 
 def test_a_stopped_worker_is_stood_in_for(proxy: Proxy) -> None:
