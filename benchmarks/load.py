@@ -17,7 +17,7 @@ as API clients send it; `--browser-events` adds the two events the page sends af
 
 Cross-talk: session i asks about a model of its own size (1.1B, 1.3B, ... in 0.2B steps). Every
 returned chat must hold exactly the messages this session sent and no answer may name another
-session's size; counted apart, every job answer (turns 1-9) must name its own size ("~7.3B",
+session's size; counted apart, every job answer (all turns but 7 and 10) must name its own size ("~7.3B",
 "d'environ 7.3B"): an answer that does not is wrong but not someone else's.
 
 Reported per worker count: p50/p95/max latency, turns/s, errors, cross-talk, server CPU per turn
@@ -85,7 +85,9 @@ SCRIPTS: dict[str, list[str]] = {
            "usa 2 GPU", "300 millones de tokens", "¿Necesito NVLink?"],
 }  # fmt: skip
 LANGS = list(SCRIPTS)
-JOB_TURNS = 9  # turns 1-9 are about the job and name its model; turn 10 is a guidance question
+# Turns 7 ("How much VRAM does QLoRA save?") and 10 ("Do I need NVLink?") are guidance questions
+# answered from the knowledge base; every other turn is about the job and names its model.
+GUIDANCE_TURNS = (7, 10)
 MAX_SESSIONS = 200  # sizes stay distinct (1.1B ... 40.9B)
 
 
@@ -140,8 +142,9 @@ def cross_talk(index: int, sent: list[str], chat: list[dict[str, Any]], sessions
 
 
 def misses_own_model(index: int, sent: list[str], chat: list[dict[str, Any]]) -> str:
-    """Why the answer to a job turn (1-9) does not show session `index`'s job, or ''."""
-    if len(sent) <= JOB_TURNS and not names_model(index, _answer(chat)):
+    """Why the answer to a job turn (not in `GUIDANCE_TURNS`) does not show session `index`'s
+    job, or ''."""
+    if len(sent) not in GUIDANCE_TURNS and not names_model(index, _answer(chat)):
         return f"turn {len(sent)}'s answer does not name {marker(index)}"
     return ""
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from benchmarks.load import (
-    JOB_TURNS,
+    GUIDANCE_TURNS,
     LANGS,
     MAX_SESSIONS,
     SCRIPTS,
@@ -72,7 +72,7 @@ def test_a_job_answer_without_its_model_is_missed_not_cross_talk() -> None:
 
 
 def test_a_guidance_turn_needs_no_model_but_the_history_must_be_its_own() -> None:
-    sent = [f"m{i}" for i in range(JOB_TURNS + 1)]
+    sent = [f"m{i}" for i in range(max(GUIDANCE_TURNS))]
     chat = _chat(*[("user", m) for m in sent], ("assistant", "NVLink matters when ..."))
     assert cross_talk(1, sent, chat, 50) == []
     assert misses_own_model(1, sent, chat) == ""
@@ -121,17 +121,8 @@ def _scripted_runs() -> tuple[tuple[tuple[list[str], list[dict[str, Any]], str],
     return tuple(runs)
 
 
-MISROUTED = pytest.mark.xfail(
-    strict=True,
-    reason="chat router (issue 11): 'How much VRAM does QLoRA save?' in all six languages is read"
-    " as an amendment and answered 'I did not catch what to change in the job'",
-)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "turn", [pytest.param(t, marks=MISROUTED) if t == 6 else t for t in range(len(SCRIPTS["en"]))]
-)
+@pytest.mark.parametrize("turn", range(len(SCRIPTS["en"])))
 def test_every_scripted_answer_is_its_sessions_own(turn: int) -> None:
     """The load run's checks rely on this: each job answer names the session's model, no answer
     names another's, and every turn has an answer."""
