@@ -29,10 +29,10 @@ import yaml
 
 from benchmarks.retrieval.metrics import mean_scores, percentile_ms, query_scores
 from knowledge.base import KnowledgeBase
-from knowledge.chunking import DEFAULT_MAX_WORDS
 from knowledge.config import KnowledgeConfig
-from knowledge.documents import Entry, load_entries
-from knowledge.retrieval import FusionParams
+from knowledge.documents.chunking import DEFAULT_MAX_WORDS
+from knowledge.documents.entries import Entry, load_entries
+from knowledge.retrieval.fusion import FusionParams
 from tools.languages import LANGUAGES
 
 HERE = Path(__file__).resolve().parent
