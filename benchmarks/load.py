@@ -17,8 +17,8 @@ as API clients send it; `--browser-events` adds the two events the page sends af
 
 Cross-talk: session i asks about a model of its own size (1.1B, 1.3B, ... in 0.2B steps). Every
 returned chat must hold exactly the messages this session sent and no answer may name another
-session's size; counted apart, every job answer (all turns but 7 and 10) must name its own size ("~7.3B",
-"d'environ 7.3B"): an answer that does not is wrong but not someone else's.
+session's size; counted apart, every job answer (all turns but 7 and 10) must name its own
+size ("~7.3B", "d'environ 7.3B"): an answer that does not is wrong but not someone else's.
 
 Reported per worker count: p50/p95/max latency, turns/s, errors, cross-talk, server CPU per turn
 (all workers, from /proc), nginx, Chroma and client CPU per turn, sessions per worker and the
