@@ -219,7 +219,8 @@ class JobSpec(BaseModel):
         None,
         ge=MIN_RESOLUTION,
         le=MAX_RESOLUTION,
-        description="image side in px, e.g. 1024 (diffusion and vision-language models)",
+        description="image side, a count of pixels, e.g. 1024 (diffusion and vision-language"
+        " models)",
     )
     dreambooth: bool | None = Field(
         None,
@@ -245,7 +246,10 @@ class JobSpec(BaseModel):
         None, description="vision-language models: the vision tower trains too"
     )
     images_per_sample: int | None = Field(
-        None, ge=0, le=64, description="vision-language models: images in each training sample"
+        None,
+        ge=0,
+        le=64,
+        description="vision-language models: images in each training sample (count)",
     )
     # -- the parallel plan of one estimate
     num_gpus: int | None = Field(
@@ -280,13 +284,14 @@ class JobSpec(BaseModel):
     )
     epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data (epochs)")
     images: int | None = Field(
-        None, gt=0, le=MAX_IMAGES, description="training images per epoch (image models)"
+        None, gt=0, le=MAX_IMAGES, description="training images per epoch (count; image models)"
     )
     steps: int | None = Field(
         None,
         gt=0,
         le=MAX_IMAGES,
-        description="optimizer steps (image models; instead of epochs): steps x batch images",
+        description="optimizer steps (count; image models, instead of epochs): steps x batch"
+        " images",
     )
     # -- limits and objective
     max_price_per_hour: Money | None = Field(

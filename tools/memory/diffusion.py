@@ -35,7 +35,7 @@ __all__ = ["DiffusionEstimate", "DiffusionJob", "estimate_diffusion", "lora_para
 
 DiffusionOptimizer = Literal["adamw", "adamw-8bit", "adafactor", "prodigy"]
 OPTIMIZER_BYTES: dict[str, int] = {"adamw": 8, "adamw-8bit": 2, "adafactor": 0, "prodigy": 16}
-FP32, BF16 = 4, 2
+FP32, BF16, FP8 = 4, 2, 1
 TEXT_ENCODER_ACT_BYTES = 34  # per token x width per layer (Korthikanti et al. 2022, no dropout)
 VAE_ENCODE_TENSORS = 3  # live 128-channel full-resolution tensors while the VAE encodes
 
@@ -62,6 +62,11 @@ class DiffusionJob(BaseModel):
     )
     ema: bool = Field(False, description="an fp32 EMA copy of the trained parameters")
     fixed_vae: bool = Field(False, description="SDXL: a 16-bit-safe VAE (madebyollin fp16 fix)")
+    fp8_base: bool = Field(
+        False,
+        description="kohya sd-scripts --fp8_base: the frozen denoiser and text encoders stored"
+        " in FP8 (1 byte), up-cast per layer for compute",
+    )
     cuda_context_bytes: int = Field(int(0.75 * GIB), ge=0)
     fragmentation: float = Field(0.10, ge=0, le=1)
 
@@ -132,11 +137,12 @@ class DiffusionEstimate(BaseModel):
 
 def _weights(job: DiffusionJob, trainable: int) -> dict[str, int]:
     model = job.model
-    denoiser = model.denoiser_params() * (FP32 if job.method == "full" else BF16)
+    frozen = FP8 if job.fp8_base else BF16
+    denoiser = model.denoiser_params() * (FP32 if job.method == "full" else frozen)
     parts: dict[str, int] = {model.denoiser_kind: denoiser}
     if job.encoders_resident:
         for enc in model.text_encoders:
-            parts[enc.name] = enc.config.num_params() * BF16
+            parts[enc.name] = enc.config.num_params() * frozen
     if not job.cache_latents:
         fp32_vae = model.family == "sdxl" and not job.fixed_vae
         parts["VAE"] = model.vae.num_params() * (FP32 if fp32_vae else BF16)
@@ -233,4 +239,6 @@ def _assumptions(job: DiffusionJob, images: int) -> list[str]:
         )
     if job.ema:
         said.append("EMA: an fp32 copy of the trained parameters")
+    if job.fp8_base:
+        said.append("frozen denoiser and text encoders stored in FP8 (kohya --fp8_base)")
     return said
