@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from tools.architectures.diffusion import DiffusionModel
-from tools.architectures.multimodal import MultimodalModel, find_multimodal, read_model_index
+from tools.architectures.multimodal import (
+    MultimodalModel,
+    find_multimodal,
+    read_model_index,
+    vlm_from_config_file,
+)
 from tools.errors import InvalidInputError
 from tools.job import JobSpec
 from tools.job.spec import FIELD_GROUPS, IMAGE_FIELDS
@@ -34,9 +39,12 @@ def image_model(spec: JobSpec) -> MultimodalModel | None:
     """The image model the job names, if it names one."""
     if not isinstance(spec.model, str):
         return None
-    folder = Path(spec.model).expanduser()
-    if (folder / "model_index.json").is_file():
-        return read_model_index(folder)
+    path = Path(spec.model).expanduser()
+    if (path / "model_index.json").is_file():
+        return read_model_index(path)
+    config = path / "config.json" if path.is_dir() else path
+    if config.is_file() and config.suffix == ".json":
+        return vlm_from_config_file(config)
     return find_multimodal(spec.model)
 
 

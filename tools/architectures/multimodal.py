@@ -186,3 +186,35 @@ def vlm_from_config(
             "projector": projector, "language": language, "source": source,
         }
     )  # fmt: skip
+
+
+_VLM_ARCHITECTURES = (
+    "LlavaForConditionalGeneration",
+    "Qwen2VLForConditionalGeneration",
+    "Qwen2_5_VLForConditionalGeneration",
+)
+
+
+def vlm_from_config_file(path: Path) -> VisionLanguageModel | None:
+    """A VLM config.json read into a VisionLanguageModel; None when its `architectures` is not
+    a VLM (the language-model reader then reads it). The text model's fields come from
+    `text_config` (LLaVA) or the top level (Qwen2-VL), over the built-in entry's values for the
+    keys the file leaves to the library defaults."""
+    from tools.architectures.hf_config import _load_json, _read_decoder, to_hf_config
+
+    config = _load_json(path)
+    arch = (config.get("architectures") or [""])[0]
+    if arch not in _VLM_ARCHITECTURES:
+        return None
+    base = vlm_from_config(config, list_vlms()[0].language, str(path))  # the family's entry
+    family = next(m for m in list_vlms() if m.family == base.family)
+    given = config.get("text_config") or {k: v for k, v in config.items() if k != "vision_config"}
+    text = {**to_hf_config(family.language), **given, "model_type": family.language.family}
+    name = f"{path.parent.name or path.stem} text model"
+    language = ModelArch(
+        id=name,
+        name=name,
+        source=f"local config.json: {path}",
+        **_read_decoder(text, text["model_type"]),
+    )
+    return vlm_from_config(config, language, str(path))

@@ -207,3 +207,30 @@ def test_counts_match_transformers() -> None:
             else:
                 built_enc = tf.CLIPTextModelWithProjection(tf.CLIPTextConfig(**cfg))
             assert _count(built_enc) == enc.config.num_params()
+
+
+def test_vlm_config_files_are_read(tmp_path: Path) -> None:
+    from tools.architectures.multimodal import vlm_from_config_file
+
+    llava = {
+        "architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+        "text_config": {"model_type": "llama", "max_position_embeddings": 4096,
+                        "vocab_size": 32064},
+        "vision_config": {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+                          "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": 14},
+    }  # fmt: skip
+    _write(tmp_path, "llava/config.json", llava)
+    read = vlm_from_config_file(tmp_path / "llava" / "config.json")
+    assert read is not None and read.total_params() == 7_063_427_072  # LlamaConfig defaults
+    qwen = {
+        "architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl",
+        "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28,
+        "num_hidden_layers": 28, "num_key_value_heads": 4, "vocab_size": 152064,
+        "vision_config": {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16,
+                          "hidden_size": 3584},
+    }  # fmt: skip
+    _write(tmp_path, "qwen.json", qwen)
+    read_qwen = vlm_from_config_file(tmp_path / "qwen.json")
+    assert read_qwen is not None and read_qwen.total_params() == 8_291_375_616
+    _write(tmp_path, "llama.json", {"architectures": ["LlamaForCausalLM"]})
+    assert vlm_from_config_file(tmp_path / "llama.json") is None
