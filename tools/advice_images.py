@@ -23,7 +23,7 @@ from tools.architectures.multimodal import (
 from tools.errors import InvalidInputError
 from tools.job import JobSpec
 from tools.job.spec import FIELD_GROUPS, IMAGE_FIELDS
-from tools.memory.image_jobs import DIFFUSION_FIELDS, VLM_FIELDS, estimate_image_job
+from tools.memory.images.jobs import DIFFUSION_FIELDS, VLM_FIELDS, estimate_image_job
 
 __all__ = ["check_language_job", "estimate_image_spec", "image_model"]
 

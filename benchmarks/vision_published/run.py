@@ -4,7 +4,7 @@
 
 Each case of cases.json is a published sentence about one setup: it ran on a card of N GB
 ('fits'), it needs more than N GB ('exceeds'), or it peaked at about N GB ('measured'). The
-setup's fields (`settings`) go to tools.memory.diffusion unchanged; a 'fits' case passes when
+setup's fields (`settings`) go to tools.memory.images.diffusion unchanged; a 'fits' case passes when
 the estimate is at most the card, an 'exceeds' case when it is above the stated figure, a
 'measured' case when the estimate is within +-20 % of it. The ratio estimate / figure is printed
 for every case.
@@ -21,7 +21,7 @@ from typing import Any
 
 from tools.architectures.diffusion import DiffusionModel
 from tools.architectures.multimodal import find_multimodal
-from tools.memory.diffusion import DiffusionJob, estimate_diffusion
+from tools.memory.images.diffusion import DiffusionJob, estimate_diffusion
 from tools.units import GIB
 
 CASES = Path(__file__).with_name("cases.json")

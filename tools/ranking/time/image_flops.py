@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from tools.architectures.diffusion import DiffusionModel
 from tools.architectures.diffusion_parts import ClipTextConfig, FluxConfig, MMDiTConfig, UNetConfig
-from tools.memory.diffusion import DiffusionJob, lora_params
+from tools.memory.images.diffusion import DiffusionJob, lora_params
 
 __all__ = ["denoiser_forward_flops", "image_training_flops"]
 

@@ -6,7 +6,7 @@ import pytest
 
 from tools.architectures.diffusion import DiffusionModel
 from tools.architectures.multimodal import find_multimodal
-from tools.memory.diffusion import DiffusionJob
+from tools.memory.images.diffusion import DiffusionJob
 from tools.ranking.time.image_flops import denoiser_forward_flops, image_training_flops
 
 

@@ -2,9 +2,9 @@
 
 `estimate_image_job(model, values)` takes the job's resolved values (JobSpec field names) and
 returns the same `MemoryEstimate` a language-model job gives, so every interface shows these
-jobs unchanged: a diffusion job through tools/memory/diffusion.py (one GPU's bytes; data
-parallelism replicates them), a vision-language job through tools/memory/vision.py (the language
-model's estimate with the vision side added).
+jobs unchanged: a diffusion job through tools/memory/images/diffusion.py (one GPU's bytes;
+data parallelism replicates them), a vision-language job through tools/memory/images/vision.py
+(the language model's estimate with the vision side added).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 from tools.architectures.diffusion import DiffusionModel
 from tools.architectures.vision import VisionLanguageModel
 from tools.errors import InvalidInputError
-from tools.memory.diffusion import DiffusionJob, estimate_diffusion
+from tools.memory.images.diffusion import DiffusionJob, estimate_diffusion
+from tools.memory.images.vision import estimate_vlm
 from tools.memory.results import (
     ActivationsDetail,
     BytesPerParam,
@@ -25,7 +26,6 @@ from tools.memory.results import (
     OverheadDetail,
     ReportedFigures,
 )
-from tools.memory.vision import estimate_vlm
 
 __all__ = ["DIFFUSION_FIELDS", "VLM_FIELDS", "estimate_image_job"]
 

@@ -6,8 +6,8 @@ import pytest
 
 from tools.architectures.diffusion import DiffusionModel
 from tools.architectures.multimodal import find_multimodal
-from tools.memory.diffusion import DiffusionJob, estimate_diffusion, lora_params
-from tools.memory.diffusion_acts import denoiser_activations
+from tools.memory.images.diffusion import DiffusionJob, estimate_diffusion, lora_params
+from tools.memory.images.diffusion_acts import denoiser_activations
 from tools.units import GIB
 
 

@@ -7,8 +7,8 @@ import pytest
 from tools.architectures.multimodal import find_multimodal
 from tools.architectures.vision import VisionLanguageModel
 from tools.memory.estimator import estimate
+from tools.memory.images.vision import estimate_vlm
 from tools.memory.inputs import EstimateInput
-from tools.memory.vision import estimate_vlm
 from tools.units import GIB
 
 

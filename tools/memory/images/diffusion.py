@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.architectures.diffusion import DiffusionModel
 from tools.architectures.diffusion_parts import ClipTextConfig, FluxConfig, MMDiTConfig, UNetConfig
-from tools.memory.diffusion_acts import denoiser_activations
+from tools.memory.images.diffusion_acts import denoiser_activations
 from tools.memory.results import MemoryBreakdown
 from tools.units import GIB
 
