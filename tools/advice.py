@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.advice_images import check_language_job, estimate_image_spec, image_model
 from tools.architectures.architecture import ModelArch
 from tools.architectures.registry import resolve_model
 from tools.catalog import Catalog, is_area, matching_regions
@@ -28,7 +29,7 @@ from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS
 from tools.errors import InvalidInputError
 from tools.job import DEFAULTS, FIELD_GROUPS, FieldName, JobSpec, Money, default_for
 from tools.job.money import UnknownCurrencyError, to_usd
-from tools.job.spec import MECHANISM_FIELDS
+from tools.job.spec import IMAGE_FIELDS, MECHANISM_FIELDS
 from tools.memory import LORA_METHODS, EstimateInput, MemoryEstimate, estimate
 from tools.ranking import rank
 from tools.ranking.models import Constraints, RankRequest, RankResult, Workload
@@ -56,7 +57,9 @@ NoticeKind = Literal[
 _MONEY_FIELDS: tuple[FieldName, ...] = ("max_price_per_hour", "budget")
 # Training fields passed to the estimator under the same name, in the order they are resolved.
 _ESTIMATOR_FIELDS: tuple[str, ...] = tuple(
-    name for name in FIELD_GROUPS["training"] + FIELD_GROUPS["plan"] if name != "cuda_context_gib"
+    name
+    for name in FIELD_GROUPS["training"] + FIELD_GROUPS["plan"]
+    if name != "cuda_context_gib" and name not in IMAGE_FIELDS
 )
 _LORA_ONLY = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "frozen_base_dtype")
 _QLORA_ONLY = ("qlora_double_quant", "qlora_keeps_input", "qlora_lm_head")
@@ -146,6 +149,7 @@ def resolve_job(
     notices += region_notices
     if spec_used.model is None:
         return ResolvedJob(spec=spec, missing=["model"], notices=notices)
+    spec_used = check_language_job(spec_used, strict)
     if strict and spec.tokens is not None and spec.samples is not None:
         raise InvalidInputError("samples", spec.samples, "give exactly one of tokens or samples")
     for _ in range(len(_ESTIMATOR_FIELDS) + 2):
@@ -175,7 +179,17 @@ def resolve_job(
 
 
 def estimate_job(spec: JobSpec, *, strict: bool = True) -> tuple[ResolvedJob, MemoryEstimate]:
-    """The job resolved and its memory estimate (the plan as given: one GPU by default)."""
+    """The job resolved and its memory estimate (the plan as given: one GPU by default); a
+    diffusion pipeline or vision-language model goes through `tools.advice_images`."""
+    image = image_model(spec)
+    if image is not None:
+        assumed: list[Assumed] = []
+
+        def value_of(name: str, method: str | None) -> Any:
+            return _value(spec, name, assumed, method)
+
+        result = estimate_image_spec(spec, image, value_of, assumed)
+        return ResolvedJob(spec=spec, assumed=assumed), result
     resolved = resolve_job(spec, strict=strict)
     if resolved.estimate_input is None:
         raise InvalidInputError("model", None, "a model name, a parameter count or a config")

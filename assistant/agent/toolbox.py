@@ -49,6 +49,7 @@ from assistant.agent.tool_results import (
 from knowledge.retrieval import Passage
 from tools.advice import estimate_job, rank_job
 from tools.architectures.architecture import ModelArch
+from tools.architectures.multimodal import find_multimodal
 from tools.architectures.registry import resolve_model
 from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError, InvalidInputError, invalid_input
@@ -155,7 +156,8 @@ def resolve_tool_model(spec: str) -> ModelArch:
 def tool_job(args: JobArgs) -> JobSpec:
     """The job a tool call describes (omitted fields stay open)."""
     data = args.model_dump(exclude_none=True, exclude={"top"})
-    data["model"] = resolve_tool_model(args.model)
+    if find_multimodal(args.model.strip()) is None:  # a diffusion or VLM name stays a name
+        data["model"] = resolve_tool_model(args.model)
     return JobSpec.parse(data)
 
 

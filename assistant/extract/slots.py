@@ -24,6 +24,7 @@ from assistant.extract.numbers import parse_number
 from assistant.extract.patterns import Patterns, number_word_value, patterns
 from assistant.extract.regions import find_region
 from assistant.extract.text import MASK, fold
+from assistant.extract.vision_slots import read_vision
 from tools.architectures.param_guess import MAX_PARAMS, MIN_PARAMS
 from tools.catalog.providers import known_providers
 from tools.gpus import lookup_gpu
@@ -363,7 +364,12 @@ def _read_providers(p: Patterns, text: str, slots: Slots) -> None:
         slots["providers"] = [key for key in known_providers() if key not in unwanted]
 
 
+def _read_vision(doc: Doc, p: Patterns, slots: Slots) -> None:
+    read_vision(doc, slots)
+
+
 _READERS: tuple[Reader, ...] = (
+    _read_vision,
     _read_models,
     _read_gpus,
     _read_money,

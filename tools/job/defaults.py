@@ -13,6 +13,12 @@ Sources:
 - Dettmers et al. 2023 (arXiv:2305.14314), section 3: paged optimizers are part of QLoRA; the
   8-bit paged AdamW is what Hugging Face's 4-bit training examples use (`optim="paged_adamw_8bit"`).
 - transformers picks `attn_implementation="sdpa"` by default since v4.36 (fused attention).
+- Image models: the diffusers example scripts (huggingface/diffusers, examples/dreambooth and
+  examples/text_to_image): `--train_text_encoder`, `--with_prior_preservation`, `--cache_latents`
+  and `--use_ema` are off unless passed; the DreamBooth scripts encode a fixed instance prompt
+  once and free the text encoders; their README examples run `--max_train_steps=500` at
+  `--train_batch_size=1`. LLaVA's finetune scripts and LLaMA-Factory (`freeze_vision_tower:
+  true`) keep the vision tower frozen.
 """
 
 from __future__ import annotations
@@ -132,6 +138,33 @@ DEFAULTS: Final[dict[str, Default[Any]]] = {
         " fine-tune on rented GPUs; say litgpt, torchtune, torchtitan, unsloth or megatron",
     ),
     **{name: Default(None, _AS_THE_STACK_RUNS_IT) for name in MECHANISM_FIELDS},
+    # -- image models (diffusion and vision-language models only)
+    "resolution": Default(
+        None,
+        "the model's own resolution: 512 px for SD 1.5, 1024 px for SDXL, SD 3.5 and FLUX.1,"
+        " 336 px for LLaVA 1.5 (its tower's), 448 px assumed for Qwen2-VL",
+    ),
+    "dreambooth": Default(False, "not DreamBooth: a captioned image set"),
+    "prior_preservation": Default(
+        False, "no class images (diffusers' DreamBooth scripts: --with_prior_preservation off)"
+    ),
+    "train_text_encoder": Default(
+        False, "text encoders frozen (diffusers scripts: --train_text_encoder off)"
+    ),
+    "cache_latents": Default(
+        False, "the VAE encodes each batch (diffusers scripts: --cache_latents off)"
+    ),
+    "cache_text_embeddings": Default(
+        None,
+        "prompt embeddings pre-computed for DreamBooth without text-encoder training (the"
+        " diffusers DreamBooth scripts encode the fixed prompt once and free the encoders);"
+        " encoders resident otherwise",
+    ),
+    "ema": Default(False, "no EMA copy (diffusers train_text_to_image.py: --use_ema off)"),
+    "train_vision_tower": Default(
+        False, "vision tower frozen (LLaVA's finetune scripts; LLaMA-Factory freeze_vision_tower)"
+    ),
+    "images_per_sample": Default(1, "one image per training sample"),
     # -- the parallel plan of one estimate (the ranking chooses its own per instance)
     "num_gpus": Default(1, "one GPU"),
     "zero_stage": Default(0, "no ZeRO sharding"),
@@ -141,6 +174,12 @@ DEFAULTS: Final[dict[str, Default[Any]]] = {
     # -- the data
     "tokens": Default(DEFAULT_TOKENS, "100M training tokens (say how many, or how many samples)"),
     "epochs": Default(1.0, "one pass over the data"),
+    "images": Default(None, "image models: steps x batch when no image count is given"),
+    "steps": Default(
+        500,
+        "image models: 500 optimizer steps, as the diffusers DreamBooth README examples"
+        " (--max_train_steps=500)",
+    ),
     # -- limits and objective
     "spot": Default("never", "on-demand prices only (say spot is fine to compare spot prices)"),
     "max_nodes": Default(8, "clusters of at most 8 nodes"),

@@ -65,6 +65,11 @@ ATTENTION_ALIASES: Final[dict[str, str]] = {
 }
 
 
+# Image jobs (diffusion and vision-language models): pixels per image side, images in a data set.
+MIN_RESOLUTION: Final = 64
+MAX_RESOLUTION: Final = 8192
+MAX_IMAGES: Final = 10**9
+
 # What is valid, per field, for the errors built from pydantic's constraint messages.
 VALID: Final[dict[str, str]] = {
     "micro_batch_size": f"an integer from 1 to {MAX_BATCH} (sequences per GPU per step)",
@@ -82,6 +87,10 @@ VALID: Final[dict[str, str]] = {
     "epochs": "a number of passes above 0 and at most 10,000",
     "deadline_hours": f"hours above 0 and at most {MAX_HOURS:.0e}",
     "max_nodes": f"an integer from 1 to {MAX_NODES} (nodes)",
+    "resolution": f"an image side from {MIN_RESOLUTION} to {MAX_RESOLUTION} px",
+    "images": f"a count of images from 1 to {MAX_IMAGES}",
+    "images_per_sample": "a count of images per sample from 0 to 64",
+    "steps": f"a count of optimizer steps from 1 to {MAX_IMAGES}",
 }
 
 

@@ -51,9 +51,12 @@ from tools.job.limits import (
     MAX_CONTEXT_GIB,
     MAX_GPUS,
     MAX_HOURS,
+    MAX_IMAGES,
     MAX_NODES,
+    MAX_RESOLUTION,
     MAX_SEQ_LEN,
     MAX_TOKENS,
+    MIN_RESOLUTION,
     VALID,
     attention_alias,
     zero_alias,
@@ -63,6 +66,7 @@ from tools.job.money import Money
 __all__ = [
     "EXCLUSIVE",
     "FIELD_GROUPS",
+    "IMAGE_FIELDS",
     "JOB_FIELDS",
     "MECHANISM_FIELDS",
     "FieldGroup",
@@ -210,6 +214,43 @@ class JobSpec(BaseModel):
         " Hugging Face Trainer compile the loss (it then keeps 16-bit logits), torchtitan"
         " only the blocks",
     )
+    # -- image models: diffusion fine-tuning (DreamBooth, LoRA, full) and vision-language models
+    resolution: int | None = Field(
+        None,
+        ge=MIN_RESOLUTION,
+        le=MAX_RESOLUTION,
+        description="image side, a count of pixels, e.g. 1024 (diffusion and vision-language"
+        " models)",
+    )
+    dreambooth: bool | None = Field(
+        None,
+        description="DreamBooth: a few images of one subject under a fixed instance prompt"
+        " (diffusion; with method lora or full)",
+    )
+    prior_preservation: bool | None = Field(
+        None, description="DreamBooth class images trained alongside: twice the images per step"
+    )
+    train_text_encoder: bool | None = Field(
+        None, description="diffusion: LoRA on the CLIP text encoder(s) too"
+    )
+    cache_latents: bool | None = Field(
+        None, description="diffusion: images pre-encoded by the VAE, which is then not kept"
+    )
+    cache_text_embeddings: bool | None = Field(
+        None, description="diffusion: prompts pre-encoded, the text encoders then not kept"
+    )
+    ema: bool | None = Field(
+        None, description="diffusion: an EMA copy of the trained weights (fp32)"
+    )
+    train_vision_tower: bool | None = Field(
+        None, description="vision-language models: the vision tower trains too"
+    )
+    images_per_sample: int | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="vision-language models: images in each training sample (count)",
+    )
     # -- the parallel plan of one estimate
     num_gpus: int | None = Field(
         None,
@@ -242,6 +283,16 @@ class JobSpec(BaseModel):
         None, gt=0, le=int(MAX_TOKENS), description="training samples per epoch (seq_len each)"
     )
     epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data (epochs)")
+    images: int | None = Field(
+        None, gt=0, le=MAX_IMAGES, description="training images per epoch (count; image models)"
+    )
+    steps: int | None = Field(
+        None,
+        gt=0,
+        le=MAX_IMAGES,
+        description="optimizer steps (count; image models, instead of epochs): steps x batch"
+        " images",
+    )
     # -- limits and objective
     max_price_per_hour: Money | None = Field(
         None, description="most per hour for the whole cluster (all nodes), e.g. 3 or '2.5 EUR'"
@@ -345,6 +396,12 @@ MECHANISM_FIELDS: Final = (
     "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm",
     "compile",
 )  # fmt: skip
+# How image models train (diffusion and vision-language models); open ones take the values of
+# tools/job/defaults.py for those models and are not used for language models.
+IMAGE_FIELDS: Final = (
+    "resolution", "dreambooth", "prior_preservation", "train_text_encoder", "cache_latents",
+    "cache_text_embeddings", "ema", "train_vision_tower", "images_per_sample",
+)  # fmt: skip
 FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
     "model": ("model",),
     "training": (
@@ -352,10 +409,10 @@ FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
         "lora_dropout", "qlora_double_quant", "micro_batch_size", "seq_len",
         "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
         "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
-        "stack", *MECHANISM_FIELDS,
+        "stack", *MECHANISM_FIELDS, *IMAGE_FIELDS,
     ),
     "plan": ("num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params"),
-    "data": ("tokens", "samples", "epochs"),
+    "data": ("tokens", "samples", "epochs", "images", "steps"),
     "limits": (
         "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
         "max_vram_gib", "min_gpus", "max_gpus", "interconnect", "max_nodes", "objective",
@@ -368,13 +425,21 @@ FieldName = Literal[
     "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
     "stack", "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
     "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm",
-    "compile", "num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params",
-    "tokens", "samples", "epochs",
+    "compile", "resolution", "dreambooth", "prior_preservation", "train_text_encoder",
+    "cache_latents", "cache_text_embeddings", "ema", "train_vision_tower", "images_per_sample",
+    "num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params",
+    "tokens", "samples", "epochs", "images", "steps",
     "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
     "max_vram_gib", "min_gpus", "max_gpus", "interconnect", "max_nodes", "objective",
 ]  # fmt: skip
 # Fields that describe the same thing: setting one clears the others (data is tokens or samples).
-EXCLUSIVE: Final[dict[str, tuple[str, ...]]] = {"tokens": ("samples",), "samples": ("tokens",)}
+EXCLUSIVE: Final[dict[str, tuple[str, ...]]] = {
+    "tokens": ("samples", "images"),
+    "samples": ("tokens", "images"),
+    "images": ("tokens", "samples"),
+    "steps": ("epochs",),
+    "epochs": ("steps",),
+}
 assert set(get_args(FieldName)) == set(JOB_FIELDS), "FieldName lists every JobSpec field"
 
 

@@ -161,3 +161,27 @@ def test_turn_result_consumes_the_rest(assistant: Assistant) -> None:
     result = turn.result
     assert result.answer and isinstance(turn.events[-1], Final)
     assert not any(isinstance(e, Notice) for e in turn.events)
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "model_id"),
+    [
+        ("nl", "Stable Diffusion XL finetunen met dreambooth, welke GPU huur ik?",
+         "stabilityai/stable-diffusion-xl-base-1.0"),
+        ("fr", "Est-ce que je peux affiner LLaVA 1.5 7B sur une seule RTX 4090 ?",
+         "llava-hf/llava-1.5-7b-hf"),
+        ("de", "FLUX.1-dev mit LoRA feintunen, 1024px", "black-forest-labs/FLUX.1-dev"),
+    ],
+)  # fmt: skip
+def test_an_image_model_job_gets_its_memory_estimate_and_says_ranking_is_not_supported(
+    assistant: Assistant, lang: str, text: str, model_id: str
+) -> None:
+    """Diffusion and vision-language jobs: estimate_memory alone (the same tool the CLI's
+    numbers come from), the figure in the answer, and the sentence that ranking them is not
+    supported yet; grounded like every answer."""
+    result = assistant.respond(text, Session()).result
+    assert [c.name for c in result.tool_calls] == ["estimate_memory"]
+    estimate = result.tool_calls[0].result
+    assert estimate["model_id"] == model_id
+    assert i18n_message(lang, "memory.image_not_ranked") in result.answer
+    assert result.grounded and result.language == lang

@@ -1,0 +1,91 @@
+"""Slots of image-model jobs in a message: the model, resolution, images, steps, DreamBooth,
+text-encoder training, prior preservation, cached latents and EMA, in six languages.
+
+`read_vision` runs first among the slot readers (assistant/extract/slots.py) and masks what it
+read, so "LLaVA 1.5 7B" is not read as a bare 7B model and "1024px" not as a batch or a count.
+Model names are matched as the language-model registry matches them: word n-grams of the folded
+text, normalised like `tools.architectures.registry.normalize_name`, against the built-in
+diffusion pipelines and VLMs (tools/data/multimodal.yaml), longest first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tools.architectures.multimodal import find_multimodal
+
+__all__ = ["read_vision"]
+
+_TOKEN = re.compile(r"[^\s,;:!?()\"'<>|¦]+")
+_MAX_WORDS = 5
+_RESOLUTION = re.compile(r"\b(\d{3,4})\s*(?:px|pixels?|piksel)\b|\b(\d{3,4})\s*[x×]\s*\2\b")
+_IMAGES = re.compile(
+    r"\b(\d{1,7})\s+(?:\w+\s+)?(?:images?|photos?|pictures?|afbeeldingen|foto'?s|fotos"
+    r"|bilder[n]?|imagenes|gorsel|resim|fotograf)\b"
+)
+_STEPS = re.compile(r"\b(\d{1,7})\s*(?:steps?|stappen|etapes|pas|schritte[n]?|pasos|adim)\b")
+_DREAMBOOTH = re.compile(r"\bdream\s?booth\b")
+_PRIOR = re.compile(r"\bprior[\s-]?preservation\b|\bclass images\b|\bregularization images\b")
+_CACHE_LATENTS = re.compile(
+    r"\b(?:cach\w*|pre-?encod\w*)\s+(?:the\s+)?latents?\b|\blatents?\s+cach\w*"
+)
+_EMA = re.compile(r"\bema\b")
+_TEXT_ENCODER = re.compile(
+    r"\b(?:text[\s-]?encoders?|tekst[\s-]?encoders?|encodeurs? de texte|codificador(?:es)? de"
+    r" texto|metin kodlayici\w*)\b"
+)
+_FROZEN_AFTER = re.compile(
+    r"\s*(?:is\s+|stays\s+|blijft\s+|bleibt\s+|reste\s+)?(?:frozen|off|bevroren|gele\w*|eingefroren"
+    r"|congelad\w*|donduruldu\w*|dondurulmus)\b"
+)
+_NEGATION = re.compile(
+    r"\b(?:no|not|without|frozen|freeze|zonder|niet|geen|sans|pas|gele|ohne|nicht|kein\w*"
+    r"|eingefroren|sin|congelad\w*|olmadan|dondur\w*)\b"
+)
+
+
+def _find_models(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, model id) of each multimodal model named, longest n-gram first."""
+    words = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+    found: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(words):
+        for n in range(min(_MAX_WORDS, len(words) - i), 0, -1):
+            phrase = " ".join(w for _, _, w in words[i : i + n])
+            model = find_multimodal(phrase)
+            if model is not None and not phrase.isdigit():
+                found.append((words[i][0], words[i + n - 1][1], model.id))
+                i += n
+                break
+        else:
+            i += 1
+    return found
+
+
+def _negated(text: str, start: int) -> bool:
+    """A negation among the few words before `start`, in the same clause."""
+    before = re.split(r"[,.;]", text[max(0, start - 25) : start])[-1]
+    return _NEGATION.search(before) is not None
+
+
+def read_vision(doc: Any, slots: dict[str, Any]) -> None:
+    """Set the image-model slots `doc.text` (folded) states, masking what was read."""
+    text = doc.text
+    for start, end, model_id in _find_models(text):
+        slots["model"] = model_id
+        doc.mask(start, end)
+    for pattern, slot, kind in ((_RESOLUTION, "resolution", int), (_IMAGES, "images", int),
+                                (_STEPS, "steps", int)):  # fmt: skip
+        for match in pattern.finditer(doc.text):
+            value = next(g for g in match.groups() if g)
+            slots[slot] = kind(value)
+            doc.note(slot, match)
+            doc.mask(match.start(), match.end())
+    for pattern, slot in ((_DREAMBOOTH, "dreambooth"), (_PRIOR, "prior_preservation"),
+                          (_CACHE_LATENTS, "cache_latents"), (_EMA, "ema"),
+                          (_TEXT_ENCODER, "train_text_encoder")):  # fmt: skip
+        for match in pattern.finditer(doc.text):
+            off = _negated(doc.text, match.start()) or _FROZEN_AFTER.match(doc.text, match.end())
+            slots[slot] = not off
+            doc.mask(match.start(), match.end())

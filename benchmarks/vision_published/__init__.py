@@ -1,0 +1,1 @@
+"""Diffusion fine-tuning memory against published statements (cases.json)."""

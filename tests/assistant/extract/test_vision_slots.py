@@ -1,0 +1,45 @@
+"""Image-model jobs read from messages in six languages."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.extract.slots import extract_slots
+
+SDXL = "stabilityai/stable-diffusion-xl-base-1.0"
+FLUX = "black-forest-labs/FLUX.1-dev"
+LLAVA = "llava-hf/llava-1.5-7b-hf"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("Stable Diffusion XL finetunen met dreambooth, welke GPU huur ik?", "nl",
+         {"model": SDXL, "dreambooth": True}),
+        ("Est-ce que je peux affiner LLaVA 1.5 7B sur une seule RTX 4090 ?", "fr",
+         {"model": LLAVA}),
+        ("FLUX.1-dev mit LoRA feintunen, 1024px, 30 Bilder", "de",
+         {"model": FLUX, "method": "lora", "resolution": 1024, "images": 30}),
+        ("SDXL DreamBooth LoRA at 1024px with 30 images, 800 steps, train the text encoder", "en",
+         {"model": SDXL, "method": "lora", "resolution": 1024, "images": 30, "steps": 800,
+          "dreambooth": True, "train_text_encoder": True}),
+        ("SDXL con dreambooth, 20 imágenes de 1024x1024", "es",
+         {"model": SDXL, "dreambooth": True, "images": 20, "resolution": 1024}),
+        ("SDXL dreambooth, 25 görsel, 512 piksel", "tr",
+         {"model": SDXL, "dreambooth": True, "images": 25, "resolution": 512}),
+    ],
+)  # fmt: skip
+def test_image_jobs_in_six_languages(text: str, lang: str, expected: dict[str, object]) -> None:
+    given = extract_slots(text, lang).given()
+    assert {k: given.get(k) for k in expected} == expected
+
+
+def test_negations_and_the_masking() -> None:
+    off = extract_slots("SDXL LoRA, text encoder frozen, without EMA", "en").given()
+    assert off["train_text_encoder"] is False and off["ema"] is False
+    on = extract_slots("SDXL, cache latents, prior preservation", "en").given()
+    assert on["cache_latents"] is True and on["prior_preservation"] is True
+    llava = extract_slots("LLaVA 1.5 7B with 2048 tokens", "en").given()
+    assert llava["model"] == LLAVA and llava["seq_len"] == 2048  # "7B" is not a bare size
+    plain = extract_slots("llama 3.1 8b lora with 2048 tokens on 2 GPUs", "en").given()
+    assert not {"resolution", "images", "steps", "dreambooth"} & set(plain)

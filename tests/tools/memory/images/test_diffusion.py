@@ -1,0 +1,99 @@
+"""Diffusion fine-tuning memory: goldens for the done-when jobs and the mechanisms' invariants."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.architectures.diffusion import DiffusionModel
+from tools.architectures.multimodal import find_multimodal
+from tools.memory.images.diffusion import DiffusionJob, estimate_diffusion, lora_params
+from tools.memory.images.diffusion_acts import denoiser_activations
+from tools.units import GIB
+
+
+def _model(name: str) -> DiffusionModel:
+    model = find_multimodal(name)
+    assert isinstance(model, DiffusionModel)
+    return model
+
+
+def _total(name: str, **settings: object) -> float:
+    job = DiffusionJob(model=_model(name), **settings)
+    return estimate_diffusion(job).per_gpu.total / GIB
+
+
+def test_goldens() -> None:
+    """Values of the current model (regressions show up here; the mechanisms are tested below)."""
+    sdxl = _total("sdxl", dreambooth=True, lora_rank=4, gradient_checkpointing=True,
+                  optimizer="adamw-8bit")  # fmt: skip
+    assert sdxl == pytest.approx(7.55, abs=0.01)
+    flux = _total("flux dev", dreambooth=True, gradient_checkpointing=True, cache_latents=True)
+    assert flux == pytest.approx(26.27, abs=0.01)
+
+
+def test_parts_add_up_and_weights_follow_the_dtypes() -> None:
+    sdxl = _model("sdxl")
+    est = estimate_diffusion(DiffusionJob(model=sdxl, lora_rank=4))
+    b = est.per_gpu
+    assert b.total == b.weights + b.gradients + b.optimizer + b.activations + b.overhead
+    assert b.weights == sum(est.parts.values())
+    assert est.parts["unet"] == 2 * sdxl.denoiser_params()
+    assert est.parts["VAE"] == 4 * sdxl.vae.num_params()  # SDXL's VAE kept in fp32
+    fixed = estimate_diffusion(DiffusionJob(model=sdxl, lora_rank=4, fixed_vae=True))
+    assert fixed.parts["VAE"] == 2 * sdxl.vae.num_params()
+    assert est.trainable_params == lora_params(sdxl, 4)
+    assert lora_params(sdxl, 8) == 2 * lora_params(sdxl, 4)
+
+
+def test_caching_removes_the_encoders_and_the_vae() -> None:
+    flux = _model("flux dev")
+    base = estimate_diffusion(DiffusionJob(model=flux))
+    assert {"T5-XXL", "CLIP-L", "VAE"} <= set(base.parts)
+    cached = estimate_diffusion(
+        DiffusionJob(model=flux, cache_latents=True, cache_text_embeddings=True)
+    )
+    assert set(cached.parts) == {"flux", "LoRA adapters"}
+    dreambooth = estimate_diffusion(DiffusionJob(model=flux, dreambooth=True))
+    assert "T5-XXL" not in dreambooth.parts  # fixed prompt: encoded once, encoders freed
+    trained = estimate_diffusion(DiffusionJob(model=flux, dreambooth=True, train_text_encoder=True))
+    assert "T5-XXL" in trained.parts and trained.trainable_params > dreambooth.trainable_params
+
+
+def test_activations_scale_with_resolution_batch_and_prior_preservation() -> None:
+    flux = _model("flux dev")
+    a512, a1024 = (denoiser_activations(flux, r).full for r in (512, 1024))
+    tokens = [flux.image_tokens(r) + flux.text_tokens() for r in (512, 1024)]
+    assert a1024 / a512 == pytest.approx(tokens[1] / tokens[0])  # linear in tokens (fused attn)
+    unet = denoiser_activations(_model("sdxl"), 1024)
+    assert unet.full == 4 * denoiser_activations(_model("sdxl"), 512).full  # latent pixels
+    assert unet.kept(True) < unet.kept(False)
+    sdxl = _model("sdxl")
+    one = estimate_diffusion(DiffusionJob(model=sdxl, cache_latents=True)).per_gpu.activations
+    two = estimate_diffusion(
+        DiffusionJob(model=sdxl, cache_latents=True, prior_preservation=True)
+    ).per_gpu.activations
+    batch2 = estimate_diffusion(
+        DiffusionJob(model=sdxl, cache_latents=True, micro_batch_size=2)
+    ).per_gpu.activations
+    assert two == batch2 == 2 * one
+
+
+def test_full_fine_tuning_optimizers_and_ema() -> None:
+    sd15 = _model("sd 1.5")
+    n = sd15.denoiser_params()
+    adam = estimate_diffusion(DiffusionJob(model=sd15, method="full", resolution=512))
+    assert adam.trainable_params == n
+    assert adam.per_gpu.gradients == 4 * n and adam.per_gpu.optimizer == 8 * n
+    ema = estimate_diffusion(DiffusionJob(model=sd15, method="full", resolution=512, ema=True))
+    assert ema.per_gpu.optimizer - adam.per_gpu.optimizer == 4 * n
+    for opt, per in (("adamw-8bit", 2), ("prodigy", 16), ("adafactor", 0)):
+        est = estimate_diffusion(DiffusionJob(model=sd15, method="full", optimizer=opt))
+        assert est.per_gpu.optimizer == per * n
+    assert any("optimizer adamw" in a for a in adam.assumptions)
+
+
+def test_bad_input_is_refused() -> None:
+    with pytest.raises(ValueError, match="resolution"):
+        DiffusionJob(model=_model("sdxl"), resolution=10)
+    with pytest.raises(ValueError, match="optimizer"):
+        DiffusionJob(model=_model("sdxl"), optimizer="sgd")

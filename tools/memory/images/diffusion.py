@@ -1,0 +1,244 @@
+"""Training memory of a diffusion fine-tuning job (LoRA, DreamBooth, full), per GPU.
+
+What the diffusers example scripts allocate (train_dreambooth_lora_sdxl.py,
+train_dreambooth_lora_flux.py, train_text_to_image_lora.py, train_text_to_image.py):
+- frozen parts are cast to the 16-bit `weight_dtype` ("For mixed precision training we cast all
+  non-trainable weights ... to half-precision"); SDXL's VAE stays fp32 unless a fixed VAE is
+  given (train_dreambooth_lora_sdxl.py: `vae.to(accelerator.device, dtype=torch.float32)`);
+- trainable parameters are fp32: LoRA adapters upcast by `cast_training_params(..., torch.float32)`
+  and a fully trained denoiser loaded in fp32 (train_text_to_image.py), with fp32 gradients;
+- `--use_ema` keeps an fp32 `EMAModel` shadow copy of the trained parameters;
+- `--with_prior_preservation` concatenates the class images to the instance images: each step
+  runs twice the batch;
+- with a fixed instance prompt and no text-encoder training the DreamBooth scripts encode the
+  prompt once and delete the text encoders (`free_memory()`); `--cache_latents` encodes every
+  image once and deletes the VAE.
+Optimizer state per trained parameter: AdamW two fp32 moments (8 bytes); bitsandbytes 8-bit AdamW
+two uint8 moments (2 bytes, block constants ignored); Adafactor (transformers, beta1=None) a
+factored second moment of rows + columns per matrix, under 1 % of the weights, counted as zero;
+Prodigy (prodigyopt Prodigy.step) exp_avg, exp_avg_sq, s and p0 in fp32 (16 bytes).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tools.architectures.diffusion import DiffusionModel
+from tools.architectures.diffusion_parts import ClipTextConfig, FluxConfig, MMDiTConfig, UNetConfig
+from tools.memory.images.diffusion_acts import denoiser_activations
+from tools.memory.results import MemoryBreakdown
+from tools.units import GIB
+
+__all__ = ["DiffusionEstimate", "DiffusionJob", "estimate_diffusion", "lora_params"]
+
+DiffusionOptimizer = Literal["adamw", "adamw-8bit", "adafactor", "prodigy"]
+OPTIMIZER_BYTES: dict[str, int] = {"adamw": 8, "adamw-8bit": 2, "adafactor": 0, "prodigy": 16}
+FP32, BF16, FP8 = 4, 2, 1
+TEXT_ENCODER_ACT_BYTES = 34  # per token x width per layer (Korthikanti et al. 2022, no dropout)
+VAE_ENCODE_TENSORS = 3  # live 128-channel full-resolution tensors while the VAE encodes
+
+
+class DiffusionJob(BaseModel):
+    """One diffusion fine-tuning setup on one GPU."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: DiffusionModel
+    method: Literal["lora", "full"] = "lora"
+    dreambooth: bool = Field(False, description="DreamBooth: a fixed instance prompt")
+    precision: Literal["bf16-mixed", "fp16-mixed", "bf16"] = "bf16-mixed"
+    optimizer: DiffusionOptimizer = "adamw"
+    lora_rank: int = Field(16, gt=0, le=1024)
+    resolution: int = Field(1024, ge=64, le=8192, description="image side, px")
+    micro_batch_size: int = Field(1, gt=0, le=1024)
+    gradient_checkpointing: bool = False
+    train_text_encoder: bool = Field(False, description="LoRA on the CLIP text encoder(s) too")
+    prior_preservation: bool = Field(False, description="DreamBooth class images: 2x the batch")
+    cache_latents: bool = Field(False, description="latents pre-encoded; the VAE is not kept")
+    cache_text_embeddings: bool | None = Field(
+        None, description="prompt embeddings pre-computed; default: DreamBooth without TE training"
+    )
+    ema: bool = Field(False, description="an fp32 EMA copy of the trained parameters")
+    fixed_vae: bool = Field(False, description="SDXL: a 16-bit-safe VAE (madebyollin fp16 fix)")
+    fp8_base: bool = Field(
+        False,
+        description="kohya sd-scripts --fp8_base: the frozen denoiser and text encoders stored"
+        " in FP8 (1 byte), up-cast per layer for compute",
+    )
+    cuda_context_bytes: int = Field(int(0.75 * GIB), ge=0)
+    fragmentation: float = Field(0.10, ge=0, le=1)
+
+    @property
+    def encoders_resident(self) -> bool:
+        cached = self.cache_text_embeddings
+        if cached is None:
+            cached = self.dreambooth and not self.train_text_encoder
+        return not cached or self.train_text_encoder
+
+
+def _attention_linears(model: DiffusionModel) -> list[tuple[int, int, int]]:
+    """(d_in, d_out, count) of the denoiser's attention projections (to_q, to_k, to_v,
+    to_out.0 and, for joint blocks, add_q/k/v_proj and to_add_out): the diffusers scripts'
+    default LoRA targets for SDXL and SD 1.5; FLUX.1 and SD 3 add the MLPs (`ff_layers`)."""
+    cfg = model.denoiser
+    if isinstance(cfg, UNetConfig):
+        out: list[tuple[int, int, int]] = []
+        chans, layers = cfg.block_out_channels, cfg.transformer_layers_per_block
+        downs = [i for i, k in enumerate(cfg.down_block_types) if k.startswith("CrossAttn")]
+        ups = [i for i, k in enumerate(cfg.up_block_types) if k.startswith("CrossAttn")]
+        blocks = [(chans[i], layers[i] * cfg.layers_per_block) for i in downs]
+        blocks += [(chans[-1 - i], layers[-1 - i] * (cfg.layers_per_block + 1)) for i in ups]
+        blocks.append((cfg.block_out_channels[-1], cfg.transformer_layers_per_block[-1]))
+        for c, n in blocks:
+            x = cfg.cross_attention_dim
+            out += [(c, c, 6 * n), (x, c, 2 * n)]  # attn1 q k v out, attn2 q out; attn2 k v
+        return out
+    assert isinstance(cfg, MMDiTConfig | FluxConfig)
+    d = cfg.width
+    if isinstance(cfg, FluxConfig):
+        double, single = cfg.num_layers, cfg.num_single_layers
+        return [(d, d, 8 * double + 3 * single), (d, 4 * d, 2 * double + single),
+                (4 * d, d, 2 * double), (5 * d, d, single)]  # fmt: skip
+    n = cfg.num_layers
+    return [
+        (d, d, 8 * n + 4 * len(cfg.dual_attention_layers)),
+        (d, 4 * d, 2 * n),
+        (4 * d, d, 2 * n),
+    ]
+
+
+def lora_params(model: DiffusionModel, rank: int, text_encoder: bool = False) -> int:
+    """LoRA A and B matrices: rank x (d_in + d_out) per adapted linear layer; with
+    `text_encoder` also q, k, v and out_proj of every CLIP text encoder layer."""
+    total = sum(rank * (i + o) * n for i, o, n in _attention_linears(model))
+    if text_encoder:
+        for enc in model.text_encoders:
+            if isinstance(enc.config, ClipTextConfig):
+                total += 4 * enc.layers * rank * 2 * enc.width
+    return total
+
+
+class DiffusionEstimate(BaseModel):
+    """Peak bytes on one GPU, by kind and by part, with what was assumed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model_id: str
+    model_name: str
+    per_gpu: MemoryBreakdown
+    parts: dict[str, int] = Field(description="resident weight bytes by part")
+    total_params: int
+    trainable_params: int
+    activations_per_image: int
+    assumptions: list[str]
+
+
+def _weights(job: DiffusionJob, trainable: int) -> dict[str, int]:
+    model = job.model
+    frozen = FP8 if job.fp8_base else BF16
+    denoiser = model.denoiser_params() * (FP32 if job.method == "full" else frozen)
+    parts: dict[str, int] = {model.denoiser_kind: denoiser}
+    if job.encoders_resident:
+        for enc in model.text_encoders:
+            parts[enc.name] = enc.config.num_params() * frozen
+    if not job.cache_latents:
+        fp32_vae = model.family == "sdxl" and not job.fixed_vae
+        parts["VAE"] = model.vae.num_params() * (FP32 if fp32_vae else BF16)
+    if job.method == "lora":
+        parts["LoRA adapters"] = trainable * FP32
+    return parts
+
+
+def _text_encoder_acts(job: DiffusionJob) -> int:
+    if not job.train_text_encoder:
+        return 0
+    return sum(
+        TEXT_ENCODER_ACT_BYTES * e.max_tokens * e.width * e.layers
+        for e in job.model.text_encoders
+        if isinstance(e.config, ClipTextConfig)
+    )
+
+
+def estimate_diffusion(job: DiffusionJob) -> DiffusionEstimate:
+    """Peak training memory per GPU of `job`: resident weights, fp32 gradients and optimizer
+    state of the trained parameters, the EMA copy, and the saved activations of the denoiser
+    (and trained text encoders) for the step's images, plus the CUDA context and the allocator
+    margin on what a step allocates and frees."""
+    model = job.model
+    trainable = (
+        model.denoiser_params()
+        if job.method == "full"
+        else lora_params(model, job.lora_rank, job.train_text_encoder)
+    )
+    parts = _weights(job, trainable)
+    weights = sum(parts.values())
+    gradients = trainable * FP32
+    optimizer = trainable * OPTIMIZER_BYTES[job.optimizer] + (trainable * FP32 if job.ema else 0)
+    images = job.micro_batch_size * (2 if job.prior_preservation else 1)
+    per_image = denoiser_activations(model, job.resolution).kept(job.gradient_checkpointing)
+    activations = images * (per_image + _text_encoder_acts(job))
+    if not job.cache_latents:  # the VAE encodes the batch before the denoiser runs
+        fp32_vae = model.family == "sdxl" and not job.fixed_vae
+        vae_encode = VAE_ENCODE_TENSORS * 128 * job.resolution**2 * (FP32 if fp32_vae else BF16)
+        activations = max(activations, images * vae_encode)
+    transient = activations + gradients
+    overhead = job.cuda_context_bytes + int(job.fragmentation * transient)
+    total = weights + gradients + optimizer + activations + overhead
+    return DiffusionEstimate(
+        model_id=model.id,
+        model_name=model.name,
+        per_gpu=MemoryBreakdown(
+            weights=weights,
+            gradients=gradients,
+            optimizer=optimizer,
+            activations=activations,
+            overhead=overhead,
+            total=total,
+        ),
+        parts=parts,
+        total_params=model.total_params(),
+        trainable_params=trainable,
+        activations_per_image=per_image,
+        assumptions=_assumptions(job, images),
+    )
+
+
+def _assumptions(job: DiffusionJob, images: int) -> list[str]:
+    model = job.model
+    side = model.latent_side(job.resolution)
+    said = [
+        f"{model.name}: {job.resolution} px images give {side} x {side} latents"
+        + (
+            f" and {model.image_tokens(job.resolution)} image tokens (2 x 2 patches)"
+            if model.token_patch > 1
+            else ""
+        )
+        + f"; {images} image(s) per step"
+        + (" (instance + class images: prior preservation)" if job.prior_preservation else ""),
+        "frozen parts in 16-bit, trained parameters, gradients and EMA in fp32 (diffusers"
+        " example scripts)",
+        f"optimizer {job.optimizer}: {OPTIMIZER_BYTES[job.optimizer]} bytes per trained parameter",
+        "gradient checkpointing: each block's input kept, one block recomputed at a time"
+        if job.gradient_checkpointing
+        else "no gradient checkpointing: every block's activations kept",
+        "text encoders resident"
+        if job.encoders_resident
+        else "prompt embeddings pre-computed: text encoders not resident",
+        "latents cached: VAE not resident"
+        if job.cache_latents
+        else "VAE resident, encodes each batch",
+    ]
+    if job.method == "lora":
+        said.append(
+            f"LoRA rank {job.lora_rank} on the denoiser's attention"
+            + (" and MLP" if model.denoiser_kind != "unet" else "")
+            + " layers"
+            + (" and the CLIP text encoder(s)" if job.train_text_encoder else "")
+        )
+    if job.ema:
+        said.append("EMA: an fp32 copy of the trained parameters")
+    if job.fp8_base:
+        said.append("frozen denoiser and text encoders stored in FP8 (kohya --fp8_base)")
+    return said
