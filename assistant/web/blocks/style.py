@@ -1,0 +1,60 @@
+"""The page's styles: one column under 900 px, touch-sized controls on phones, tables that
+scroll inside themselves, and the panel's memory chart (`assistant.web.plan_chart` class names)."""
+
+from __future__ import annotations
+
+__all__ = ["CSS", "NARROW_PX"]
+
+NARROW_PX = 900  # under this width the page is one column: chat, job panel, tables
+
+CSS = f"""
+.gradio-container {{max-width: 1480px !important; margin: auto !important}}
+#header {{align-items: flex-end; gap: 8px 16px}}
+#title h1 {{margin: 0 0 2px; font-size: 1.6rem}}
+#tagline p {{margin: 0; opacity: .85}}
+#languages {{gap: 8px}}
+#privacy {{font-size: .85rem; opacity: .75}}
+#cost-caption p, #ranked-count p, #cat-count p, #catalog-note p {{font-size: .85rem; margin: 0}}
+/* Wide content scrolls inside its own box: its width never widens the page. */
+#ranked, #ranked-more, #excluded, #catalog, #catalog-more, #est-parts, #launch-yaml,
+#cost-chart, #est-chart {{contain: inline-size; width: 100%; max-width: 100%}}
+#ranked .table-wrap, #ranked-more .table-wrap, #excluded .table-wrap, #catalog .table-wrap,
+#catalog-more .table-wrap, #est-parts .table-wrap {{overflow-x: auto}}
+.plan-chart {{margin: 0; font-size: 13px; line-height: 1.35}}
+.plan-chart .pc-title {{font-weight: 600; font-size: 15px; margin-bottom: 6px}}
+.plan-chart .pc-sub {{margin-bottom: 3px}}
+.plan-chart .pc-stack {{display: flex; height: 10px; border-radius: 2px; overflow: hidden}}
+.plan-chart .pc-legend {{display: flex; flex-wrap: wrap; gap: 2px 14px; list-style: none;
+  padding: 0; margin: 4px 0 10px; font-size: 12px}}
+.plan-chart .pc-legend li {{margin: 0}}
+.plan-chart .pc-legend i {{display: inline-block; width: 10px; height: 10px; margin-right: 4px;
+  vertical-align: -1px}}
+.plan-chart .pc-rows {{list-style: none; padding: 0; margin: 0}}
+.plan-chart .pc-row {{margin: 0 0 8px}}
+.plan-chart .pc-first .pc-label {{font-weight: 600}}
+.plan-chart .pc-label {{display: flex; flex-wrap: wrap; justify-content: space-between;
+  gap: 0 10px}}
+.plan-chart .pc-fig {{white-space: nowrap; font-variant-numeric: tabular-nums}}
+.plan-chart .pc-track {{display: flex; height: 14px; border: 1.5px solid currentColor;
+  border-radius: 3px; box-sizing: border-box; padding: 1.5px}}
+.plan-chart .pc-need {{background: #2e7d32; height: 100%}}
+.plan-chart .pc-margin {{background: #81c784; height: 100%}}
+.plan-chart .pc-axis {{position: relative; height: 16px; font-size: 11px; opacity: .7;
+  margin-top: 2px}}
+.plan-chart .pc-axis span {{position: absolute; transform: translateX(-50%);
+  white-space: nowrap}}
+.plan-chart .pc-axis .pc-start {{transform: none}}
+.plan-chart .pc-axis .pc-end {{transform: translateX(-100%)}}
+.plan-chart .chart-note {{font-size: 12px; opacity: .8; margin: 6px 0 0}}
+.memory-chart text {{user-select: none}}
+@media (max-width: {NARROW_PX}px) {{
+  .gradio-container {{padding-left: 8px !important; padding-right: 8px !important}}
+  #header, #advisor-row, .filters {{flex-direction: column !important;
+    flex-wrap: nowrap !important}}
+  #header > *, #advisor-row > *, .filters > * {{min-width: 100% !important; width: 100% !important}}
+  .form-row {{flex-wrap: wrap !important}}
+  .form-row > * {{min-width: calc(50% - 8px) !important; flex: 1 1 calc(50% - 8px) !important}}
+  #chat {{height: min(62vh, 560px) !important}}
+  button, input, textarea, [role="combobox"], [role="tab"] {{min-height: 44px}}
+}}
+"""
