@@ -29,7 +29,7 @@ def _lang(web: WebSession | None, *_rest: Any) -> str:
 def catalog_tab(app: App, web_state: gr.State) -> list[Any]:
     """The catalog with its filters; returns [fill, inputs, outputs]."""
     catalog = app.catalog()
-    with gr.Tab(t("tab_catalog"), id="catalog-tab"):
+    with gr.Column():
         with gr.Row(elem_classes=["filters"]):
             gpu = gr.Dropdown(
                 sorted({i.gpu for i in catalog}),

@@ -82,12 +82,12 @@ def answer_choices() -> list[tuple[Any, str]]:
 
 
 def warn(lang: str, text: str) -> None:
-    """A warning toast, titled in `lang`."""
+    """A warning toast (its title is written in the page's language by `style.CSS`)."""
     gr.Warning(text, title=ui_text(lang, "toast_warning"))
 
 
 def inform(lang: str, text: str) -> None:
-    """An information toast, titled in `lang`."""
+    """An information toast (its title is written in the page's language by `style.CSS`)."""
     gr.Info(text, title=ui_text(lang, "toast_info"))
 
 

@@ -42,7 +42,8 @@ from assistant.web.blocks.knowledge import knowledge_tab
 from assistant.web.blocks.panel import job_form, panel_charts, panel_tables, wire_panel
 from assistant.web.blocks.style import CSS
 from assistant.web.public_api import PublicApi
-from assistant.web.session import browser_secret
+from assistant.web.session import WebSession, browser_secret
+from assistant.web.ui_strings import ui_text
 from tools.errors import AdvisorError
 
 __all__ = ["build_demo", "endpoint", "launch_options", "main", "settings_from_args"]
@@ -96,7 +97,7 @@ def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.
         browser = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
         ui_lang, answer = _header()
         with gr.Tabs(elem_id="tabs"):
-            with gr.Tab(t("tab_chat"), id="chat-tab"):
+            with gr.Tab(t("tab_chat"), id="chat-tab") as advisor_tab:
                 with gr.Row(equal_height=False, elem_id="advisor-row"):
                     with gr.Column(scale=5, min_width=300, elem_id="chat-col"):
                         chat = chat_column()
@@ -104,17 +105,32 @@ def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.
                         panel = job_form()
                         panel_charts(panel)
                 panel_tables(panel)
-            catalog = catalog_tab(app, web_state)
-            knowledge_tab(app, web_state)
-            estimator = estimator_tab(app, web_state)
+            with gr.Tab(t("tab_catalog"), id="catalog-tab") as catalog_box:
+                catalog = catalog_tab(app, web_state)
+            with gr.Tab(t("tab_knowledge"), id="knowledge-tab") as knowledge_box:
+                knowledge_tab(app, web_state)
+            with gr.Tab(t("tab_estimator"), id="estimator-tab") as estimator_box:
+                estimator = estimator_tab(app, web_state)
+        tabs = [advisor_tab, catalog_box, knowledge_box, estimator_box]
         gr.Markdown(t("privacy_note"), elem_id="privacy")
         job = [web_state, chat.chatbot, *panel.form_outputs, *panel.outputs]
         wire_chat(app, web_state, browser, chat, answer, job, job[2:])
         wire_panel(app, web_state, browser, panel, job)
-        _wire_session(app, demo, web_state, browser, ui_lang, answer, job, [catalog, estimator])
+        fills = [catalog, estimator, [_tab_labels, [web_state], tabs]]
+        _wire_session(app, demo, web_state, browser, ui_lang, answer, job, fills)
         for fn in PublicApi(app.catalog, app.assistant.resources.knowledge).functions():
             gr.api(endpoint(fn), api_name=fn.__name__)
     return demo
+
+
+TAB_KEYS = ("tab_chat", "tab_catalog", "tab_knowledge", "tab_estimator")
+
+
+def _tab_labels(web: WebSession | None) -> tuple[Any, ...]:
+    """The tabs' names in the interface language (Gradio's tabs do not follow a locale
+    change made after they were drawn)."""
+    lang = web.language if web is not None else "en"
+    return tuple(gr.Tab(label=ui_text(lang, key)) for key in TAB_KEYS)
 
 
 def _wire_session(
@@ -132,7 +148,7 @@ def _wire_session(
     restored = [web_state, job[1], ui_lang, answer, *job[2:]]
     load = demo.load(app.restore, [browser], restored, api_visibility="private")
     load = load.then(None, [ui_lang], None, js=SET_LOCALE_JS)
-    for fill, inputs, outputs in tabs:  # the catalog and estimator tabs, in the page's language
+    for fill, inputs, outputs in tabs:  # catalog, estimator, tab names: in the page's language
         load = load.then(fill, inputs, outputs, api_visibility="private")
     ui_lang.input(None, [ui_lang], None, js=SET_LOCALE_JS)
     changed = ui_lang.input(

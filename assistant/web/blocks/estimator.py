@@ -60,7 +60,7 @@ def estimator_tab(app: App, web_state: gr.State) -> list[Any]:
     """One estimate of a job: blank fields take the job's stated defaults, listed first."""
     models = [(arch.name, arch.id) for arch in list_models()]
     uploaded = gr.State(None)
-    with gr.Tab(t("tab_estimator"), id="estimator-tab"), gr.Row():
+    with gr.Row():
         with gr.Column(scale=2, min_width=300):
             model = gr.Dropdown(
                 models,

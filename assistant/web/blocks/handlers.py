@@ -103,6 +103,8 @@ class App:
             yield web.chat, web
             return
         text = text.strip()
+        if web.session.language is None:  # a first message too short to tell: the interface's
+            web.session.language = web.language
         shown = [*web.chat, {"role": "user", "content": text}]
         override = None if language in (None, "", "auto") else language
         events: list[Any] = []

@@ -21,7 +21,7 @@ def _lang(_text: str, _language: str, web: WebSession | None) -> str:
 
 def knowledge_tab(app: App, web_state: gr.State) -> None:
     """A search box over the knowledge base."""
-    with gr.Tab(t("tab_knowledge"), id="knowledge-tab"):
+    with gr.Column():
         with gr.Row(equal_height=True):
             query = gr.Textbox(
                 label=t("question"),

@@ -1,7 +1,12 @@
 """The page's styles: one column under 900 px, touch-sized controls on phones, tables that
-scroll inside themselves, and the panel's memory chart (`assistant.web.plan_chart` class names)."""
+scroll inside themselves, the panel's memory chart (`assistant.web.plan_chart` class names), and
+the toasts' titles in the page's language (Gradio writes them in English; the page's `lang`
+attribute, set with the interface language, picks ours)."""
 
 from __future__ import annotations
+
+from assistant.web.ui_strings import ui_text
+from tools.languages import LANGUAGES
 
 __all__ = ["CSS", "NARROW_PX"]
 
@@ -58,3 +63,26 @@ CSS = f"""
   button, input, textarea, [role="combobox"], [role="tab"] {{min-height: 44px}}
 }}
 """
+
+
+def _toast_titles() -> str:
+    """One rule per language and toast kind replacing Gradio's English title."""
+    kinds = {
+        "info": "toast_info",
+        "warning": "toast_warning",
+        "error": "toast_error",
+        "success": "toast_info",
+    }
+    rules = [
+        ".toast-title {font-size: 0 !important}",
+        ".toast-title::before {font-size: var(--text-md)}",
+    ]
+    for lang in ("", *LANGUAGES):  # English first, for a page in none of the six
+        scope = f"html:lang({lang}) " if lang else ""
+        for kind, key in kinds.items():
+            title = ui_text(lang or "en", key).replace("'", "\\'")
+            rules.append(f"{scope}.toast-title.{kind}::before {{content: '{title}'}}")
+    return "\n".join(rules)
+
+
+CSS += _toast_titles()
