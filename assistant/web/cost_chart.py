@@ -31,7 +31,7 @@ __all__ = ["CostPoint", "cost_caption", "cost_chart", "cost_points", "pareto_fro
 LOG_RATIO = 30.0  # an axis spanning more than this factor is drawn on a log scale
 HEIGHT = 320
 FIRST_COLOR = "#d62728"
-LEGEND_COLUMNS = 3
+LEGEND_COLUMNS = 2
 # Tableau 20: distinct colours for up to 20 GPU types (more repeat).
 PALETTE = [
     "#4e79a7",
@@ -177,7 +177,7 @@ def cost_chart(points: Sequence[CostPoint], lang: str) -> alt.LayerChart:
         "gpu:N",
         title=ui_text(lang, "legend_gpu"),
         scale=alt.Scale(domain=gpus, range=PALETTE),
-        legend=alt.Legend(orient="bottom", columns=LEGEND_COLUMNS),
+        legend=alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, labelLimit=130),
     )
     base = alt.Chart(data)
     dots = base.mark_point(filled=True, size=70, opacity=0.85, strokeWidth=0).encode(

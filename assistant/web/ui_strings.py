@@ -46,17 +46,29 @@ class UIStringsError(ValueError):
     """The strings file is missing a language or holds something other than text."""
 
 
-@cache
-def _table() -> tuple[dict[str, dict[str, str]], dict[str, tuple[str, ...]]]:
-    text = resources.files("assistant.web").joinpath(_DATA_FILE).read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)
-    strings: dict[str, dict[str, str]] = {}
-    for key, texts in raw["strings"].items():
+def _texts(section: dict[str, object]) -> dict[str, dict[str, str]]:
+    """Each key's text in the six languages (all six, none empty)."""
+    found: dict[str, dict[str, str]] = {}
+    for key, texts in section.items():
         if not isinstance(texts, dict) or set(texts) != set(LANGUAGES):
             raise UIStringsError(f"{_DATA_FILE}: {key!r} needs exactly {', '.join(LANGUAGES)}")
         if not all(isinstance(v, str) and v.strip() for v in texts.values()):
             raise UIStringsError(f"{_DATA_FILE}: {key!r} has an empty or non-text entry")
-        strings[str(key)] = {lang: texts[lang] for lang in LANGUAGES}
+        found[str(key)] = {lang: texts[lang] for lang in LANGUAGES}
+    return found
+
+
+@cache
+def _gradio_strings() -> dict[str, dict[str, str]]:
+    text = resources.files("assistant.web").joinpath(_DATA_FILE).read_text(encoding="utf-8")
+    return _texts(yaml.safe_load(text).get("gradio") or {})
+
+
+@cache
+def _table() -> tuple[dict[str, dict[str, str]], dict[str, tuple[str, ...]]]:
+    text = resources.files("assistant.web").joinpath(_DATA_FILE).read_text(encoding="utf-8")
+    raw = yaml.safe_load(text)
+    strings = _texts(raw["strings"])
     examples: dict[str, tuple[str, ...]] = {}
     for lang in LANGUAGES:
         found = tuple(raw["examples"][lang])
@@ -105,14 +117,16 @@ def vocabulary(lang: str, kind: str, value: str) -> str:
 
 
 def i18n_tables() -> dict[str, dict[str, str]]:
-    """The whole table by language, the shape `gr.I18n(**tables)` takes: the interface strings
-    and the answer-catalog words of the form's choices."""
+    """The whole table by language, the shape `gr.I18n(**tables)` takes: the interface strings,
+    the answer-catalog words of the form's choices, and the Gradio strings its own tables lack
+    (under Gradio's message ids, e.g. 'chatbot.copy_message')."""
     strings = _table()[0]
     tables: dict[str, dict[str, str]] = {}
     for lang in LANGUAGES:
         table = {key: texts[lang] for key, texts in strings.items()}
         for kind, values in _VOCABULARY:
             table |= {vocabulary_key(kind, v): vocabulary(lang, kind, v) for v in values}
+        table |= {key: texts[lang] for key, texts in _gradio_strings().items()}
         tables[lang] = table
     return tables
 

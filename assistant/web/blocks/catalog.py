@@ -64,7 +64,6 @@ def catalog_tab(app: App, web_state: gr.State) -> list[Any]:
             wrap=True,
             max_height=620,
             elem_id="catalog",
-            pinned_columns=1,
             column_widths=KEY_WIDTHS,
         )
         with gr.Accordion(t("more_columns"), open=False, elem_id="catalog-more-box"):
@@ -73,7 +72,6 @@ def catalog_tab(app: App, web_state: gr.State) -> list[Any]:
                 wrap=True,
                 max_height=620,
                 elem_id="catalog-more",
-                pinned_columns=1,
                 column_widths=MORE_WIDTHS,
             )
         note = gr.Markdown(elem_id="catalog-note")

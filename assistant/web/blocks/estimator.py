@@ -72,7 +72,6 @@ def estimator_tab(app: App, web_state: gr.State) -> list[Any]:
             )
             upload = gr.UploadButton(
                 t("upload_config"),
-                file_types=[".json"],
                 type="filepath",
                 elem_id="est-upload",
                 size="md",

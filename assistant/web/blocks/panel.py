@@ -111,7 +111,6 @@ def job_form() -> PanelParts:
         with gr.Row(elem_classes=["form-row"]):
             upload = gr.UploadButton(
                 t("upload_config"),
-                file_types=[".json"],
                 type="filepath",
                 elem_id="config-upload",
                 size="md",
@@ -149,7 +148,6 @@ def _results() -> tuple[Any, ...]:
         max_height=460,
         elem_id="ranked",
         buttons=["copy", "fullscreen"],
-        pinned_columns=2,
         column_widths=RANKED_WIDTHS,
     )
     with gr.Accordion(t("more_columns"), open=False, elem_id="ranked-more-box"):
@@ -158,7 +156,6 @@ def _results() -> tuple[Any, ...]:
             wrap=True,
             max_height=460,
             elem_id="ranked-more",
-            pinned_columns=2,
             column_widths=MORE_WIDTHS,
         )
     with gr.Accordion(t("excluded"), open=False, elem_id="excluded-box") as excluded_box:
@@ -167,7 +164,6 @@ def _results() -> tuple[Any, ...]:
             wrap=True,
             max_height=360,
             elem_id="excluded",
-            pinned_columns=1,
             column_widths=EXCLUDED_WIDTHS,
         )
     with gr.Accordion(t("launch_spec"), open=True, elem_id="launch") as launch_box:

@@ -8,9 +8,20 @@ from __future__ import annotations
 from assistant.web.ui_strings import ui_text
 from tools.languages import LANGUAGES
 
-__all__ = ["CSS", "NARROW_PX"]
+__all__ = ["CSS", "NARROW_PX", "PINNED"]
 
 NARROW_PX = 900  # under this width the page is one column: chat, job panel, tables
+# Columns kept in view while a table scrolls sideways: table id -> widths (px) of its first
+# columns (rank and instance, or the instance alone). Gradio 6's table ignores its own
+# `pinned_columns`, so the cells are made sticky here.
+PINNED: dict[str, tuple[int, ...]] = {
+    "ranked": (48, 250),
+    "ranked-more": (48, 250),
+    "excluded": (260,),
+    "catalog": (270,),
+    "catalog-more": (270,),
+}
+NARROW_PINNED_PX = 150  # the instance column on a phone (its text wraps)
 
 CSS = f"""
 .gradio-container {{max-width: 1480px !important; margin: auto !important}}
@@ -65,6 +76,32 @@ CSS = f"""
 """
 
 
+def _pinned() -> str:
+    """Sticky first columns, and on a phone a narrower instance column."""
+    rules, narrow = [], []
+    for table, widths in PINNED.items():
+        left = 0
+        for index, width in enumerate(widths, start=1):
+            cells = (
+                f"#{table} .virtual-row > .body-cell:nth-child({index}), "
+                f"#{table} tr > th:nth-child({index})"
+            )
+            rules.append(
+                f"{cells} {{position: sticky !important; left: {left}px; z-index: 2;"
+                " background: var(--background-fill-primary)}"
+            )
+            left += width
+        last = (
+            f"#{table} .virtual-row > .body-cell:nth-child({len(widths)}), "
+            f"#{table} tr > th:nth-child({len(widths)})"
+        )
+        px = f"{NARROW_PINNED_PX}px !important"
+        narrow.append(f"{last} {{width: {px}; min-width: {px}; max-width: {px}}}")
+    return (
+        "\n".join(rules) + f"\n@media (max-width: {NARROW_PX}px) {{\n" + "\n".join(narrow) + "\n}"
+    )
+
+
 def _toast_titles() -> str:
     """One rule per language and toast kind replacing Gradio's English title."""
     kinds = {
@@ -85,4 +122,4 @@ def _toast_titles() -> str:
     return "\n".join(rules)
 
 
-CSS += _toast_titles()
+CSS += _pinned() + "\n" + _toast_titles()
