@@ -1,8 +1,11 @@
 """Which of the six languages a turn is answered in and a page is shown in: the one set of rules.
 
 - `choose_language(message, override, previous)`: the answer language of a turn: the language
-  asked for; else the message's own language when the detector is sure of it (a short or
-  ambiguous message keeps the conversation's language); else English.
+  asked for; else the message's own language, read from its own words: model and GPU names,
+  numbers and the jargon every language shares ("LoRA", "tokens", "spot") are set aside, words
+  only one language's lexicon has ("Stunden", "uur", "saatte") vote, and the detector must be
+  sure of the rest; a short or ambiguous message keeps the conversation's language; else
+  English.
 - `language_from_header(accept_language)`: the page's language from the browser's
   Accept-Language header.
 - `resolve_lang(code)`: 'de', 'DE', 'de-DE' or 'de_DE' -> 'de'; anything else names what is valid.
@@ -23,6 +26,10 @@ __all__ = ["choose_language", "language_from_header", "resolve_lang"]
 # A message switches the conversation's language only with enough words and a sure detection.
 MIN_WORDS_TO_SWITCH = 3
 MIN_SCORE_TO_SWITCH = 0.5
+JARGON_LANGUAGE = "en"
+VOTES_TO_SWITCH = 2  # own words of another language that switch a conversation's language
+# A detection at least this sure outvotes the lexicon's words.
+SURE_DETECTION = 0.9
 
 
 def resolve_lang(lang: str) -> Language:
@@ -35,17 +42,69 @@ def resolve_lang(lang: str) -> Language:
 
 
 def choose_language(message: str, override: str | None, previous: str | None) -> Language:
-    """The answer language: the override; else the message's language when the detector is sure
-    (a short or ambiguous message keeps the previous language); else English."""
+    """The answer language: the override; else the language of the message's own words when
+    they say it clearly (see the module docstring); else the previous language; else English.
+    A conversation's language yields only to two of another language's own words, or to a sure
+    detection of three words or more."""
     if override:
         return resolve_lang(override)
-    found = detect_language(message)
-    words = len(re.findall(r"[^\W\d_]{2,}", message))
-    if found.supported and found.code in LANGUAGES:
-        sure = words >= MIN_WORDS_TO_SWITCH and found.score >= MIN_SCORE_TO_SWITCH
-        if previous is None or sure:
-            return resolve_lang(found.code)
-    return resolve_lang(previous) if previous else DEFAULT_LANGUAGE
+    fallback = resolve_lang(previous) if previous else DEFAULT_LANGUAGE
+    words = _own_words(message)
+    if not words:
+        return fallback
+    voted, hits = _vote(words)
+    if voted == JARGON_LANGUAGE and previous and previous != JARGON_LANGUAGE:
+        voted = None  # "seq len", "ctx", "bs": English words are every language's jargon
+    found = detect_language(" ".join(words))
+    detected = found.code if found.supported and found.code in LANGUAGES else None
+    outvoted = voted is not None and detected != voted and found.score < SURE_DETECTION
+    if (
+        voted is not None
+        and (previous is None or hits >= VOTES_TO_SWITCH)
+        and (outvoted or detected == voted)
+    ):
+        return voted
+    if detected is None:
+        return fallback
+    sure = len(words) >= MIN_WORDS_TO_SWITCH and found.score >= MIN_SCORE_TO_SWITCH
+    return resolve_lang(detected) if sure or (previous is None and voted == detected) else fallback
+
+
+def _own_words(message: str) -> list[str]:
+    """The message's words without names, numbers and shared jargon."""
+    from assistant.extract.lexicon import language_words
+    from assistant.extract.text import fold
+
+    _, shared = language_words()
+    tokens = re.findall(r"[^\s,;:!?()\[\]{}\"<>/]+", message)
+    words = []
+    for token in tokens:
+        bare = token.strip(".'’¿¡-")
+        if not bare or any(ch.isdigit() for ch in bare) or not re.search(r"[^\W\d_]", bare):
+            continue
+        if fold(bare) in shared or _is_name(fold(bare)):
+            continue
+        words.append(bare)
+    return words
+
+
+def _is_name(word: str) -> bool:
+    from assistant.extract.names import name_words
+
+    return word in name_words()
+
+
+def _vote(words: list[str]) -> tuple[Language | None, int]:
+    """The one language whose own lexicon words the message uses most, and how many (None: none
+    or a tie)."""
+    from assistant.extract.lexicon import language_words
+    from assistant.extract.text import fold
+
+    own, _ = language_words()
+    hits = {lang: sum(fold(w) in own[lang] for w in words) for lang in LANGUAGES}
+    best = max(hits.values())
+    winners = [lang for lang, n in hits.items() if n == best]
+    return (winners[0], best) if best > 0 and len(winners) == 1 else (None, 0)
 
 
 def language_from_header(accept_language: str | None) -> Language:

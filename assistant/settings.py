@@ -9,8 +9,10 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from knowledge.config import KnowledgeConfig
+from tools.redaction import env_secrets, url_secrets
 
 if TYPE_CHECKING:
+    from assistant.agent.endpoint import LLMTimeouts
     from tools.catalog.refresh import RefreshConfig
 
 SKYPILOT_CATALOG_URL = (
@@ -59,11 +61,31 @@ class Settings(BaseSettings):
         description="use the shipped seed vectors where this machine reproduces them"
         " (GPU_ADVISOR_SEED_VECTORS=false embeds every text)",
     )
-    chroma_url: str | None = None
+    chroma_url: str | None = Field(
+        default=None, description="Chroma server, http(s)://[user:password@]host:port"
+    )
+    chroma_connect_timeout_s: float = Field(
+        default=3.0, gt=0, le=120, description="seconds to connect to the Chroma server"
+    )
+    chroma_read_timeout_s: float = Field(
+        default=10.0, gt=0, le=600, description="seconds to wait for any Chroma answer"
+    )
     hub_online: bool = False
     llm: str | None = Field(default=None, description="init_chat_model spec, e.g. 'openai:gpt-4o'")
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
+    llm_connect_timeout_s: float = Field(
+        default=5.0, gt=0, le=120, description="seconds to connect to the LLM endpoint"
+    )
+    llm_first_byte_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="seconds to the first byte of a streamed LLM reply, and between any two reads",
+    )
+    llm_total_timeout_s: float = Field(
+        default=60.0, gt=0, le=3600, description="seconds for a whole LLM reply"
+    )
     host: str = "127.0.0.1"
     port: int = Field(default=7860, ge=1, le=65535)
     mcp: bool = False
@@ -87,4 +109,25 @@ class Settings(BaseSettings):
             seed_vectors=self.seed_vectors,
             chroma_url=self.chroma_url,
             hub_online=self.hub_online,
+            chroma_connect_timeout_s=self.chroma_connect_timeout_s,
+            chroma_read_timeout_s=self.chroma_read_timeout_s,
         )
+
+    def llm_timeouts(self) -> LLMTimeouts:
+        """The bounds of every LLM call (`assistant.agent.endpoint.LLMTimeouts`), seconds."""
+        from assistant.agent.endpoint import LLMTimeouts
+
+        return LLMTimeouts(
+            connect_s=self.llm_connect_timeout_s,
+            first_byte_s=self.llm_first_byte_timeout_s,
+            total_s=self.llm_total_timeout_s,
+        )
+
+    def secrets(self) -> list[str]:
+        """Every secret value this configuration holds or its clients read (the LLM key, the
+        web password, credentials in `chroma_url` and `llm_base_url`, provider keys in the
+        environment), for `tools.redaction.redact` and `RedactingFilter`."""
+        held = [self.llm_api_key, self.auth_password]
+        values = [s.get_secret_value() for s in held if s is not None]
+        values += url_secrets(self.chroma_url) + url_secrets(self.llm_base_url)
+        return [v for v in dict.fromkeys(values + env_secrets()) if v]

@@ -175,7 +175,10 @@ def _section_body(table: list[str], command: str, real: str) -> list[str]:
         "Plans are sized as the ranking's assumptions state: single GPU and DDP as plain PyTorch",
         "(autocast over fp32 weights), ZeRO and offload plans as DeepSpeed; spot checkpoints hold",
         "the plan's trainable weights and optimizer state (full AdamW: 12 B per parameter under",
-        "PyTorch, 14 B under DeepSpeed).",
+        "PyTorch, 14 B under DeepSpeed). The plan search includes tensor parallelism inside a node",
+        "and pipeline stages across nodes (bisection over node counts, searches shared across",
+        "rankings of a job); hours are the time model's (tools/ranking/time) plus setup and",
+        "failure restarts.",
     ]
 
 

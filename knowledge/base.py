@@ -1,4 +1,10 @@
-"""`KnowledgeBase`: owns the index (build, open, verify, rebuild) and answers searches."""
+"""`KnowledgeBase`: owns the index (build, open, verify, rebuild) and answers searches.
+
+Searching never waits long on Chroma and never fails because of it: when the vector store is down,
+slow or unreadable, the dense systems are skipped, BM25 ranks alone and the passages say so
+(`Passage.lexical_only`, `SearchReport`). An index that is out of date but cannot be rebuilt now
+(its folder is read-only, or the Chroma server is down) is searched as it is, with a warning.
+"""
 
 from __future__ import annotations
 
@@ -21,20 +27,17 @@ from knowledge.chunking import (
     source_files,
 )
 from knowledge.config import KnowledgeConfig
+from knowledge.dense import DenseGuard
 from knowledge.documents import BUILTIN_DOCS_DIR, load_entries
 from knowledge.embeddings import embedder_id, make_embeddings
+from knowledge.errors import IndexCorruptError, StoreUnavailableError
 from knowledge.langid import detect_language
 from knowledge.lexical import LanguageBM25
-from knowledge.retrieval import FusionParams, Passage, fuse, pick_passages
-from knowledge.store import (
-    IndexCorruptError,
-    IndexStore,
-    OpenIndex,
-    Progress,
-    content_hash,
-)
-from tools.errors import InvalidInputError
+from knowledge.retrieval import FusionParams, Passage, SearchReport, fuse, pick_passages
+from knowledge.store import IndexStore, OpenIndex, Progress, content_hash
+from tools.errors import InvalidInputError, write_probe
 from tools.languages import LANGUAGES
+from tools.redaction import redact_url
 
 log = logging.getLogger("knowledge")
 
@@ -46,10 +49,16 @@ DENSE_SYSTEMS = ("dense", "dense_lang")
 class IndexStats(BaseModel):
     """What `kb stats` reports about the index."""
 
-    status: Literal["ready", "missing", "stale", "corrupt"]
-    detail: str = Field(description="why the index is stale or corrupt; empty when ready")
+    status: Literal["ready", "missing", "stale", "corrupt", "degraded"]
+    detail: str = Field(
+        description="why the index is stale, corrupt or degraded (built, but its vector store "
+        "cannot be used now: searches use BM25 alone); empty when ready"
+    )
     data_dir: str
-    store: str = Field(description="'embedded' or the Chroma server URL")
+    store: str = Field(description="'embedded' or the Chroma server URL, credentials removed")
+    writable: bool = Field(
+        default=True, description="whether the data folder can be written (rebuilds need it)"
+    )
     embedder_id: str | None = None
     chunk_count: int = 0
     topic_count: int = 0
@@ -88,6 +97,7 @@ class KnowledgeBase:
         self.max_words = max_words
         self.progress = progress
         self.store = IndexStore(config)
+        self.dense = DenseGuard(config, self.store, self.embeddings)
         self._index: OpenIndex | None = None
         self._bm25: LanguageBM25 | None = None
         self._row: dict[str, int] = {}
@@ -134,7 +144,8 @@ class KnowledgeBase:
         return self.stats()
 
     def open(self) -> OpenIndex:
-        """Open the current index, rebuilding it when missing, stale or corrupt (logged)."""
+        """Open the current index, rebuilding it when missing, stale or corrupt (logged); a stale
+        index that cannot be rebuilt now is used as it is (logged)."""
         if self._index is not None:
             return self._index
         current = self._try_open()
@@ -142,17 +153,33 @@ class KnowledgeBase:
         chunks = self.load_chunks(sources)
         reason = self._stale_reason(current, chunks, sources)
         if current is not None and reason:
-            log.info(
-                "knowledge index in %s is out of date (%s); rebuilding",
-                self.config.data_dir,
-                reason,
-            )
-            current.close()
-            current = None
+            blocker = self._rebuild_blocker(current)
+            if blocker:
+                log.warning(
+                    "knowledge index in %s is out of date (%s), but %s; searching it as it is",
+                    self.config.data_dir,
+                    reason,
+                    blocker,
+                )
+            else:
+                log.info(
+                    "knowledge index in %s is out of date (%s); rebuilding",
+                    self.config.data_dir,
+                    reason,
+                )
+                current.close()
+                current = None
         if current is None:
             current = self._build(chunks, sources)
         self._attach(current)
         return current
+
+    def _rebuild_blocker(self, current: OpenIndex) -> str:
+        """Why the index cannot be rebuilt now ('' when it can)."""
+        if current.store_error is not None:
+            return f"its vector store cannot be used now ({current.store_error})"
+        cause = write_probe(self.config.data_dir)
+        return f"its folder cannot be written ({cause})" if cause else ""
 
     def _try_open(self) -> OpenIndex | None:
         try:
@@ -194,6 +221,7 @@ class KnowledgeBase:
         self._row = {chunk.id: i for i, chunk in enumerate(index.chunks)}
         self._languages = {chunk.lang for chunk in index.chunks}
         self._bm25 = LanguageBM25(index.chunks) if "bm25" in self._systems() else None
+        self.dense.start(index)
 
     def close(self) -> None:
         if self._index is not None:
@@ -209,7 +237,12 @@ class KnowledgeBase:
         return [s for s in systems[mode] if self.fusion.weights.get(s, 0.0) > 0]
 
     def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
-        """The `k` best passages for `query`, one per topic, in `lang` (detected when None)."""
+        """The `k` best passages for `query`, one per topic, in `lang` (detected when None);
+        each says whether BM25 ranked it alone because Chroma failed (`lexical_only`)."""
+        return self.search_report(query, lang, k).passages
+
+    def search_report(self, query: str, lang: str | None = None, k: int = 5) -> SearchReport:
+        """`search`, with whether (and why) the dense search could not run."""
         text = query.strip()
         if not text:
             raise InvalidInputError("query", query, "a non-empty question")
@@ -220,33 +253,61 @@ class KnowledgeBase:
                 "lang", lang, f"an ISO 639-1 code such as {', '.join(LANGUAGES)}"
             )
         query_lang = lang or detect_language(text).code
-        rankings = self.rank_systems(text, query_lang)
+        rankings, failure = self._rankings(text, query_lang, self._systems())
+        fusion = self.fusion
+        if failure and fusion.weights.get("bm25", 0.0) <= 0:  # dense-only configuration
+            fusion = fusion.model_copy(update={"weights": {**fusion.weights, "bm25": 1.0}})
         chunks = self.open().chunks
-        groups, chunk_scores = fuse(rankings, chunks, self.fusion)
-        return pick_passages(groups, chunk_scores, chunks, query_lang, k)
+        groups, chunk_scores = fuse(rankings, chunks, fusion)
+        passages = pick_passages(
+            groups, chunk_scores, chunks, query_lang, k, lexical_only=bool(failure)
+        )
+        return SearchReport(passages=passages, lexical_only=bool(failure), degraded_reason=failure)
 
     def rank_systems(
         self, text: str, query_lang: str, systems: Sequence[str] | None = None
     ) -> dict[str, list[int]]:
         """Each system's chunk ranking (rows of `open().chunks`, best first) before fusion;
-        `systems` defaults to those the configuration uses. The benchmark tunes fusion on these."""
-        index = self.open()
+        `systems` defaults to those the configuration uses (a dense system Chroma cannot serve
+        now is left out). The benchmark tunes fusion on these."""
         names = list(systems) if systems is not None else self._systems()
-        if set(names) & {"bm25"} and self._bm25 is None:
-            self._bm25 = LanguageBM25(index.chunks)
-        vector = self.embeddings.embed_query(text) if set(names) & set(DENSE_SYSTEMS) else []
-        return {name: self._rank(name, text, vector, query_lang, index) for name in names}
+        return self._rankings(text, query_lang, names)[0]
 
-    def _rank(
-        self, system: str, text: str, vector: list[float], query_lang: str, index: OpenIndex
+    def _rankings(
+        self, text: str, query_lang: str, names: list[str]
+    ) -> tuple[dict[str, list[int]], str]:
+        """(rankings by system, why the dense systems were skipped or ''). When Chroma fails,
+        BM25 ranks instead, also where the configuration leaves it out."""
+        index = self.open()
+        rankings: dict[str, list[int]] = {}
+        failure = ""
+        dense = [n for n in names if n in DENSE_SYSTEMS]
+        vector = self.embeddings.embed_query(text) if dense else []
+        for name in dense:
+            try:
+                rankings[name] = self._rank_dense(name, vector, query_lang, index)
+            except StoreUnavailableError as exc:
+                failure = str(exc)
+                break
+        if failure:
+            rankings = {}
+        for name in [n for n in names if n == "bm25"] or (["bm25"] if failure else []):
+            rankings[name] = self._rank_bm25(text, query_lang, index)
+        return rankings, failure
+
+    def _rank_bm25(self, text: str, query_lang: str, index: OpenIndex) -> list[int]:
+        """Chunk rows with a positive BM25 score, best first."""
+        if self._bm25 is None:
+            self._bm25 = LanguageBM25(index.chunks)
+        scores = self._bm25.scores(text, query_lang if query_lang in LANGUAGES else None)
+        ranked = np.argsort(-scores, kind="stable")
+        return [int(i) for i in ranked if scores[i] > 0]
+
+    def _rank_dense(
+        self, system: str, vector: list[float], query_lang: str, index: OpenIndex
     ) -> list[int]:
-        """Chunk rows, best first, by one system (BM25, dense over all languages or over the
-        query's language only)."""
-        if system == "bm25":
-            assert self._bm25 is not None
-            scores = self._bm25.scores(text, query_lang if query_lang in LANGUAGES else None)
-            ranked = np.argsort(-scores, kind="stable")
-            return [int(i) for i in ranked if scores[i] > 0]
+        """Chunk rows, best first, by dense similarity over all languages or over the query's
+        language only; StoreUnavailableError when Chroma cannot answer."""
         where: dict[str, Any] | None = None
         if system == "dense_lang":
             if query_lang not in self._languages:
@@ -255,13 +316,8 @@ class KnowledgeBase:
         count = index.manifest.chunk_count
         if count == 0:
             return []
-        result = index.collection.query(
-            query_embeddings=[vector],
-            n_results=min(self.fusion.dense_candidates, count),
-            where=where,
-            include=["distances"],
-        )
-        return [self._row[chunk_id] for chunk_id in result["ids"][0] if chunk_id in self._row]
+        ids = self.dense.nearest(index, vector, min(self.fusion.dense_candidates, count), where)
+        return [self._row[chunk_id] for chunk_id in ids if chunk_id in self._row]
 
     # -- stats -------------------------------------------------------------------------------
 
@@ -269,7 +325,8 @@ class KnowledgeBase:
         """The state of the index, without building it."""
         base: dict[str, Any] = {
             "data_dir": str(self.config.data_dir),
-            "store": self.config.chroma_url or "embedded",
+            "store": redact_url(self.config.chroma_url) if self.config.chroma_url else "embedded",
+            "writable": write_probe(self.config.data_dir) is None,
         }
         try:
             current = self._index or self.store.open(self.embeddings)
@@ -280,8 +337,11 @@ class KnowledgeBase:
         sources = self._wanted_sources(current)
         reason = self._stale_reason(current, self.load_chunks(sources), sources)
         manifest = current.manifest
+        status: Literal["stale", "ready", "degraded"] = "stale" if reason else "ready"
+        if current.store_error is not None:
+            status, reason = "degraded", f"{current.store_error}; searches use BM25 alone"
         stats = IndexStats(
-            status="stale" if reason else "ready",
+            status=status,
             detail=reason,
             embedder_id=manifest.embedder_id,
             chunk_count=manifest.chunk_count,

@@ -29,6 +29,16 @@ class KnowledgeConfig(BaseModel):
         description="use the shipped vectors of the built-in entries where this machine's"
         " embedder reproduces them; False embeds every text here",
     )
+    chroma_connect_timeout_s: float = Field(
+        default=3.0, gt=0, le=120, description="seconds to wait for a Chroma server to connect"
+    )
+    chroma_read_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="seconds to wait for a Chroma answer (server or embedded store) before the "
+        "search goes on with BM25 alone",
+    )
 
     @classmethod
     def default(cls) -> KnowledgeConfig:

@@ -7,6 +7,10 @@ best-ranked chunk in the user's language when the topic has that language, other
 English chunk (the fallback language, also for query languages the knowledge base lacks), otherwise
 the best chunk in any language; the last two are flagged with `lang_fallback`. Chunks without a
 topic form a group of their own.
+
+When the dense system cannot run (Chroma down, slow or unreadable), the ranking is BM25's alone
+and every passage says so (`lexical_only`); `SearchReport` carries the same flag with the reason,
+also when nothing was found.
 """
 
 from __future__ import annotations
@@ -36,10 +40,29 @@ class Passage(BaseModel):
         description="True when the topic has no passage in the query's language and another "
         "language is returned instead"
     )
+    lexical_only: bool = Field(
+        default=False,
+        description="True when the dense (embedding) search could not run for this query "
+        "(Chroma down, slow or unreadable) and the passage was ranked by BM25 keywords alone; "
+        "False when every configured system ran (also when BM25 alone is the configuration)",
+    )
 
     def public(self) -> dict[str, object]:
         """The six public keys, in order, for JSON output."""
         return {key: getattr(self, key) for key in PUBLIC_FIELDS}
+
+
+class SearchReport(BaseModel):
+    """A search's passages and whether they come from BM25 alone because Chroma failed."""
+
+    passages: list[Passage]
+    lexical_only: bool = Field(
+        description="the dense search could not run; every passage was ranked by BM25 alone"
+    )
+    degraded_reason: str = Field(
+        default="",
+        description="why the dense search could not run (credentials removed); '' when it ran",
+    )
 
 
 class FusionParams(BaseModel):
@@ -93,9 +116,10 @@ def pick_passages(
     query_lang: str,
     k: int,
     fallback_lang: str = FALLBACK_LANG,
+    lexical_only: bool = False,
 ) -> list[Passage]:
     """Show each of the top `k` groups by its best chunk in `query_lang`, else in `fallback_lang`,
-    else in any language."""
+    else in any language; `lexical_only` flags every passage as ranked by BM25 alone."""
     members: dict[str, list[int]] = {}
     for index, chunk in enumerate(chunks):
         members.setdefault(group_key(chunk), []).append(index)
@@ -118,6 +142,7 @@ def pick_passages(
                 chunk_id=chunk.id,
                 query_lang=query_lang,
                 lang_fallback=not same_lang,
+                lexical_only=lexical_only,
             )
         )
     return passages

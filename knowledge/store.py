@@ -15,6 +15,13 @@ Vectors of the built-in entries also ship with the package (`knowledge/data/`, s
 A build goes into a new folder and only becomes current when the pointer is swapped, so a failed
 or interrupted build leaves the previous index in use. Opening checks the pointer, the manifest, the
 chunk file checksum and the collection size, and raises `IndexCorruptError` saying what is wrong.
+
+When the files are fine but Chroma cannot be used (a server that is down, slow or not Chroma),
+opening still succeeds with the chunks and no collection: `OpenIndex.store_error` says why, and
+the knowledge base searches with BM25 alone. An embedded store in a folder this process cannot
+write (a read-only mount, another user's files) is opened from a private temporary copy, since
+Chroma's embedded client writes to its database even to read it; the index stays usable and is
+not mistaken for a corrupt one. Building needs write access and says so (`NotWritableError`).
 """
 
 from __future__ import annotations
@@ -26,23 +33,42 @@ import json
 import logging
 import os
 import shutil
-import socket
+import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from langchain_core.embeddings import Embeddings
 from pydantic import BaseModel, Field, ValidationError
 
+from knowledge.chroma import bounded_call, make_client, server_failure
 from knowledge.chunking import Chunk
+from knowledge.collection import ChromaEmbeddingAdapter, Progress, embed_into
 from knowledge.config import KnowledgeConfig
-from knowledge.embcache import SEED_DIR, Embed, EmbeddingCache, SeedVectors
-from tools.errors import AdvisorError, InvalidInputError
+from knowledge.embcache import SEED_DIR, EmbeddingCache, SeedVectors
+from knowledge.errors import IndexCorruptError, StoreUnavailableError
+from knowledge.scratch import read_only_copy
+from tools.errors import (
+    InvalidInputError,
+    NotWritableError,
+    needs_write_access,
+    require_writable,
+)
+from tools.redaction import redact, url_secrets
+
+__all__ = [
+    "IndexCorruptError",
+    "IndexStore",
+    "Manifest",
+    "OpenIndex",
+    "StoreUnavailableError",
+    "content_hash",
+    "make_client",
+]
 
 INDEX_FORMAT = 3
 POINTER = "current.json"
@@ -50,17 +76,10 @@ MANIFEST = "manifest.json"
 CHUNKS = "chunks.jsonl"
 CACHE_DIR = "embedding-cache"
 EMBEDDED_COLLECTION = "gpu-advisor-kb"
-EMBED_BATCH = 16
-ADD_BATCH = 512
-CONNECT_TIMEOUT_S = 5.0
-
-Progress = Callable[[int, int], None]
+BUILDING = "building the knowledge index"
+NEARLY_FULL_BYTES = 2**20  # free space under which a failed build is blamed on a full disk
 
 log = logging.getLogger("knowledge")
-
-
-class IndexCorruptError(AdvisorError):
-    """The index on disk is unreadable, half-written or inconsistent; the message says where."""
 
 
 class Manifest(BaseModel):
@@ -80,18 +99,26 @@ class Manifest(BaseModel):
 
 @dataclass
 class OpenIndex:
-    """A verified index: its manifest, chunks (in stored order) and live Chroma collection."""
+    """A verified index: its manifest, chunks (in stored order) and live Chroma collection.
+
+    `collection` and `client` are None when the store cannot be used now; `store_error` then
+    says why. `scratch` is the private copy a read-only embedded store was opened from."""
 
     folder: Path
     manifest: Manifest
     chunks: list[Chunk]
     collection: Any
     client: Any
+    store_error: StoreUnavailableError | None = None
+    scratch: tempfile.TemporaryDirectory[str] | None = None
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)
         if callable(close):
             close()
+        if self.scratch is not None:
+            self.scratch.cleanup()
+            self.scratch = None
 
 
 def content_hash(chunks: Sequence[Chunk]) -> str:
@@ -113,93 +140,6 @@ def _write_atomic(path: Path, text: str) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
-
-
-class ChromaEmbeddingAdapter:
-    """Chroma embedding function backed by our LangChain embeddings, so Chroma never falls back to
-    its default function (which downloads an ONNX model). Vectors are passed explicitly anyway."""
-
-    def __init__(self, embeddings: Embeddings, embedder: str) -> None:
-        self._embeddings = embeddings
-        self._embedder = embedder
-
-    def __call__(self, input: Sequence[str]) -> list[Any]:
-        import numpy as np
-
-        return [
-            np.asarray(v, dtype=np.float32) for v in self._embeddings.embed_documents(list(input))
-        ]
-
-    def embed_query(self, input: Sequence[str]) -> list[Any]:
-        import numpy as np
-
-        return [np.asarray(self._embeddings.embed_query(t), dtype=np.float32) for t in input]
-
-    @staticmethod
-    def name() -> str:
-        return "gpu-advisor"
-
-    def get_config(self) -> dict[str, Any]:
-        return {"embedder_id": self._embedder}
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> ChromaEmbeddingAdapter:
-        """Chroma calls this when it reads a stored collection; the placeholder refuses to embed
-        (the real function is always passed explicitly) instead of Chroma's downloading default."""
-        return ChromaEmbeddingAdapter(_NoEmbeddings(), str(config.get("embedder_id", "")))
-
-    def is_legacy(self) -> bool:
-        return False
-
-    def default_space(self) -> str:
-        return "cosine"
-
-    def supported_spaces(self) -> list[str]:
-        return ["cosine"]
-
-
-class _NoEmbeddings(Embeddings):
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        raise IndexCorruptError("no embedding function was passed for this Chroma collection")
-
-    def embed_query(self, text: str) -> list[float]:
-        raise IndexCorruptError("no embedding function was passed for this Chroma collection")
-
-
-def _check_reachable(shown: str, host: str, port: int) -> None:
-    """Fail fast, with the address in the message, instead of letting Chroma's client (which has
-    no timeout) wait on a host that does not answer."""
-    try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
-    except OSError as exc:
-        raise InvalidInputError(
-            "chroma_url", shown, f"a reachable Chroma server (connecting failed: {exc})"
-        ) from exc
-
-
-def make_client(config: KnowledgeConfig, folder: Path) -> Any:
-    """A Chroma HttpClient when `chroma_url` is set, else a PersistentClient in `folder/chroma`."""
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
-    settings = ChromaSettings(anonymized_telemetry=False)
-    if config.chroma_url:
-        url = urlparse(config.chroma_url)
-        if url.scheme not in ("http", "https") or not url.hostname:
-            raise InvalidInputError("chroma_url", config.chroma_url, "http(s)://host:port")
-        port = url.port or (443 if url.scheme == "https" else 8000)
-        _check_reachable(config.chroma_url, url.hostname, port)
-        try:
-            return chromadb.HttpClient(
-                host=url.hostname, port=port, ssl=url.scheme == "https", settings=settings
-            )
-        except ValueError as exc:  # Chroma's client says only ValueError when the server is wrong
-            raise InvalidInputError(
-                "chroma_url", config.chroma_url, f"a Chroma server ({exc or 'no answer'})"
-            ) from exc
-    return chromadb.PersistentClient(path=str(folder / "chroma"), settings=settings)
 
 
 class IndexStore:
@@ -238,31 +178,76 @@ class IndexStore:
         return manifest
 
     def open(self, embeddings: Embeddings) -> OpenIndex | None:
-        """Open and check the current index: None if there is none, IndexCorruptError if broken."""
+        """Open and check the current index: None if there is none, IndexCorruptError if broken;
+        an index whose store cannot be used now opens without a collection (`store_error`)."""
         folder = self.current_folder()
         if folder is None:
             return None
         manifest = self.read_manifest(folder)
         chunks = self._read_chunks(folder, manifest)
         try:
-            client = make_client(self.config, folder)
-            collection = client.get_collection(
-                manifest.collection,
-                embedding_function=ChromaEmbeddingAdapter(embeddings, manifest.embedder_id),
-            )
-            count = collection.count()
-        except InvalidInputError:
+            return self.connect(folder, manifest, chunks, embeddings)
+        except StoreUnavailableError as exc:
+            log.warning("knowledge index in %s: %s; searching with BM25 alone", self.root, exc)
+            return OpenIndex(folder, manifest, chunks, None, None, store_error=exc)
+
+    def connect(
+        self, folder: Path, manifest: Manifest, chunks: list[Chunk], embeddings: Embeddings
+    ) -> OpenIndex:
+        """The index with its live Chroma collection (from a private copy when the embedded
+        store cannot be written); StoreUnavailableError when Chroma cannot be used now."""
+        scratch = None if self.config.chroma_url else read_only_copy(folder / "chroma")
+        adapter = ChromaEmbeddingAdapter(embeddings, manifest.embedder_id)
+        try:
+            where = Path(scratch.name) if scratch is not None else folder
+            client, collection, count = self._open_collection(where, manifest.collection, adapter)
+        except BaseException:
+            if scratch is not None:
+                scratch.cleanup()
             raise
-        except Exception as exc:
-            raise IndexCorruptError(
-                f"Chroma collection {manifest.collection} unusable: {exc}"
-            ) from exc
+        index = OpenIndex(folder, manifest, chunks, collection, client, scratch=scratch)
         if count != manifest.chunk_count:
-            client.close()
+            index.close()
             raise IndexCorruptError(
                 f"Chroma collection holds {count} vectors, manifest says {manifest.chunk_count}"
             )
-        return OpenIndex(folder, manifest, chunks, collection, client)
+        return index
+
+    def _open_collection(self, where: Path, name: str, adapter: Any) -> tuple[Any, Any, int]:
+        """(client, collection, vector count), every Chroma call bounded by the read timeout."""
+        import chromadb  # noqa: F401  (imported before the deadline starts: it takes a second)
+
+        server = make_client(self.config, where) if self.config.chroma_url else None
+        opened: list[Any] = [server] if server is not None else []
+
+        def run() -> tuple[Any, int]:
+            if not opened:
+                opened.append(make_client(self.config, where))
+            collection = opened[0].get_collection(name, embedding_function=adapter)
+            return collection, int(collection.count())
+
+        what = f"the embedded Chroma store in {where / 'chroma'}"
+        try:
+            collection, count = bounded_call(run, self.config.chroma_read_timeout_s, what)
+        except Exception as exc:
+            for client in opened:
+                client.close()
+            if isinstance(exc, InvalidInputError | StoreUnavailableError):
+                raise
+            raise self._open_failure(exc, name) from exc
+        return opened[0], collection, count
+
+    def _open_failure(self, exc: Exception, name: str) -> Exception:
+        """What a failure to open collection `name` means: a server that lacks it or failed,
+        or an embedded store that is broken."""
+        if self.config.chroma_url:
+            from chromadb.errors import NotFoundError
+
+            if isinstance(exc, NotFoundError):
+                return IndexCorruptError(f"the Chroma server holds no collection {name}")
+            return server_failure(exc, self.config)
+        detail = redact(str(exc), url_secrets(self.config.chroma_url))
+        return IndexCorruptError(f"Chroma collection {name} unusable: {detail}")
 
     def _read_chunks(self, folder: Path, manifest: Manifest) -> list[Chunk]:
         path = folder / CHUNKS
@@ -287,55 +272,71 @@ class IndexStore:
         extra_sources: Sequence[str] = (),
         progress: Progress | None = None,
     ) -> Manifest:
-        """Embed and store `chunks` in a new version folder, then make it current atomically."""
+        """Embed and store `chunks` in a new version folder, then make it current atomically.
+        NotWritableError (naming the folder) when the data folder is read-only or full."""
         started = time.perf_counter()
         digest = content_hash(chunks)
-        self.root.mkdir(parents=True, exist_ok=True)
-        folder = self.root / f"v-{digest[:12]}-{uuid.uuid4().hex[:8]}"
-        folder.mkdir()
-        collection_name = self._collection_name(folder)
-        client: Any = None
-        try:
-            chunk_lines = "".join(c.model_dump_json() + "\n" for c in chunks)
-            _write_atomic(folder / CHUNKS, chunk_lines)
-            client = make_client(self.config, folder)
-            adapter = ChromaEmbeddingAdapter(embeddings, embedder)
-            collection = client.create_collection(
-                collection_name, embedding_function=adapter, metadata={"hnsw:space": "cosine"}
-            )
-            seed = SeedVectors.find(embedder, self.seed_dir) if self.config.seed_vectors else None
-            cache = EmbeddingCache(self.root / CACHE_DIR, embedder, seed)
+        require_writable(self.root, BUILDING)
+        with needs_write_access(self.root, BUILDING):
+            folder = self.root / f"v-{digest[:12]}-{uuid.uuid4().hex[:8]}"
+            folder.mkdir()
+            collection_name = self._collection_name(folder)
+            client: Any = None
             try:
-                embed = functools.partial(cache.embed, embed=embeddings.embed_documents)
-                dimension = _embed_into(collection, chunks, embed, progress)
-            finally:
-                cache.close()
-            log.info(
-                "chunk vectors: %d from the shipped seed, %d from the cache, %d computed",
-                cache.counts["seed"],
-                cache.counts["cache"],
-                cache.counts["computed"],
-            )
-            manifest = Manifest(
-                content_hash=digest,
-                embedder_id=embedder,
-                dimension=dimension,
-                chunk_count=len(chunks),
-                chunks_sha256=_file_sha256(folder / CHUNKS),
-                collection=collection_name,
-                extra_sources=list(extra_sources),
-                built_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                build_seconds=round(time.perf_counter() - started, 3),
-            )
-            _write_atomic(folder / MANIFEST, manifest.model_dump_json(indent=2))
-        except BaseException:
-            self._discard(folder, client, collection_name)
-            raise
-        client.close()
-        previous = self._safe_current()
-        _write_atomic(self.root / POINTER, json.dumps({"version": folder.name}))
+                _write_atomic(folder / CHUNKS, "".join(c.model_dump_json() + "\n" for c in chunks))
+                client = make_client(self.config, folder)
+                adapter = ChromaEmbeddingAdapter(embeddings, embedder)
+                collection = client.create_collection(
+                    collection_name, embedding_function=adapter, metadata={"hnsw:space": "cosine"}
+                )
+                dimension = self._embed(collection, chunks, embeddings, embedder, progress)
+                manifest = Manifest(
+                    content_hash=digest,
+                    embedder_id=embedder,
+                    dimension=dimension,
+                    chunk_count=len(chunks),
+                    chunks_sha256=_file_sha256(folder / CHUNKS),
+                    collection=collection_name,
+                    extra_sources=list(extra_sources),
+                    built_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                    build_seconds=round(time.perf_counter() - started, 3),
+                )
+                _write_atomic(folder / MANIFEST, manifest.model_dump_json(indent=2))
+            except BaseException as exc:
+                full = isinstance(exc, Exception) and _nearly_full(self.root)
+                self._discard(folder, client, collection_name)
+                if full:  # Chroma reports a full disk as an InternalError, not an OSError
+                    raise NotWritableError(self.root, "no space left on device", BUILDING) from exc
+                raise
+            client.close()
+            previous = self._safe_current()
+            _write_atomic(self.root / POINTER, json.dumps({"version": folder.name}))
         self._collect_garbage(keep={folder.name, previous.name if previous else ""})
         return manifest
+
+    def _embed(
+        self,
+        collection: Any,
+        chunks: Sequence[Chunk],
+        embeddings: Embeddings,
+        embedder: str,
+        progress: Progress | None,
+    ) -> int:
+        """Embed `chunks` into `collection` through the seed and the cache; the dimension."""
+        seed = SeedVectors.find(embedder, self.seed_dir) if self.config.seed_vectors else None
+        cache = EmbeddingCache(self.root / CACHE_DIR, embedder, seed)
+        try:
+            embed = functools.partial(cache.embed, embed=embeddings.embed_documents)
+            dimension = embed_into(collection, chunks, embed, progress)
+        finally:
+            cache.close()
+        log.info(
+            "chunk vectors: %d from the shipped seed, %d from the cache, %d computed",
+            cache.counts["seed"],
+            cache.counts["cache"],
+            cache.counts["computed"],
+        )
+        return dimension
 
     def _collection_name(self, folder: Path) -> str:
         return f"gpu-advisor-{folder.name}" if self.config.chroma_url else EMBEDDED_COLLECTION
@@ -366,46 +367,9 @@ class IndexStore:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _embed_into(
-    collection: Any, chunks: Sequence[Chunk], embed: Embed, progress: Progress | None
-) -> int:
-    """Embed chunks in small batches (progress after each), add them to Chroma in large ones
-    (each add is a transaction); returns the embedding dimension."""
-    total = len(chunks)
-    if progress is not None:
-        progress(0, total)
-    pending: list[tuple[Chunk, list[float]]] = []
-    dimension = 0
-    for start in range(0, total, EMBED_BATCH):
-        batch = list(chunks[start : start + EMBED_BATCH])
-        vectors = embed([chunk.index_text for chunk in batch])
-        dimension = len(vectors[0])
-        pending.extend(zip(batch, vectors, strict=True))
-        if len(pending) >= ADD_BATCH or start + EMBED_BATCH >= total:
-            _add(collection, pending)
-            pending = []
-        if progress is not None:
-            progress(start + len(batch), total)
-    if collection.count() != total:
-        raise IndexCorruptError(f"Chroma stored {collection.count()} of {total} chunks")
-    return dimension or 1
-
-
-def _add(collection: Any, items: list[tuple[Chunk, list[float]]]) -> None:
-    collection.add(
-        ids=[chunk.id for chunk, _ in items],
-        embeddings=[vector for _, vector in items],
-        documents=[chunk.text for chunk, _ in items],
-        metadatas=[_metadata(chunk) for chunk, _ in items],
-    )
-
-
-def _metadata(chunk: Chunk) -> dict[str, str | int]:
-    return {
-        "topic": chunk.topic or "",
-        "lang": chunk.lang,
-        "kind": chunk.kind,
-        "title": chunk.title,
-        "source": chunk.source,
-        "n": chunk.n,
-    }
+def _nearly_full(folder: Path) -> bool:
+    """Whether the file system holding `folder` has under `NEARLY_FULL_BYTES` free."""
+    try:
+        return shutil.disk_usage(folder).free < NEARLY_FULL_BYTES
+    except OSError:
+        return False

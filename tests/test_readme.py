@@ -245,3 +245,18 @@ def test_commands_are_read_like_a_shell() -> None:
         (10, ["ask", "--llm", "openai:m", "a $3/h question"]),
         (11, ["rank", "--model", "x", "--tokens", "1M"]),
     ], "env assignments, paths, quotes, comments and continuations are handled"
+
+
+def test_every_setting_is_documented() -> None:
+    """Each `Settings` field has a row in the Configuration table, by its environment name."""
+    from assistant.settings import Settings
+
+    table = README_TEXT.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"`(GPU_ADVISOR_[A-Z0-9_]+|GPUHUNT_[A-Z_]+)`", table))
+    missing = []
+    for name, field in Settings.model_fields.items():
+        alias = field.validation_alias
+        names = set(getattr(alias, "choices", [])) | {f"GPU_ADVISOR_{name.upper()}"}
+        if not names & documented:
+            missing.append(name)
+    assert missing == []

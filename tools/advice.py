@@ -2,7 +2,9 @@
 
 `resolve_job(spec)` is the one place a `JobSpec` becomes an `EstimateInput` and a `RankRequest`:
 each open field takes its default from `tools.job.defaults` (listed in `ResolvedJob.assumed`
-with the reason), money in USD becomes a limit, and what cannot be applied as asked is a notice
+with the reason), money becomes a limit in USD (another currency converted at the dated ECB
+reference rate, `tools.job.money.to_usd`, with a notice stating the rate and its date; a currency
+without a rate is not applied, with a notice), and what cannot be applied as asked is a notice
 (`ResolvedJob.notices`). `estimate_job` and `rank_job` run the estimator and the ranking on it;
 the CLI, the Python API, the MCP and HTTP endpoints, the web form and the chat all call these,
 so one job gives the same numbers and the same assumptions everywhere.
@@ -14,7 +16,7 @@ default, so one mistyped number never stops the answer.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +27,8 @@ from tools.catalog import Catalog, is_area, matching_regions
 from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS
 from tools.errors import InvalidInputError
 from tools.job import DEFAULTS, FIELD_GROUPS, FieldName, JobSpec, Money, default_for
+from tools.job.money import UnknownCurrencyError, to_usd
+from tools.job.spec import MECHANISM_FIELDS
 from tools.memory import LORA_METHODS, EstimateInput, MemoryEstimate, estimate
 from tools.ranking import rank
 from tools.ranking.models import Constraints, RankRequest, RankResult, Workload
@@ -40,20 +44,30 @@ __all__ = [
     "resolve_job",
 ]
 
-NoticeKind = Literal["currency_not_applied", "invalid_value", "region_not_found"]
+# value_ignored: a value a message stated that the job cannot take (the chat leaves it out and
+# keeps what the conversation had); the others come from resolving the job.
+NoticeKind = Literal[
+    "currency_converted",
+    "currency_not_applied",
+    "invalid_value",
+    "region_not_found",
+    "value_ignored",
+]
+_MONEY_FIELDS: tuple[FieldName, ...] = ("max_price_per_hour", "budget")
 # Training fields passed to the estimator under the same name, in the order they are resolved.
 _ESTIMATOR_FIELDS: tuple[str, ...] = tuple(
     name for name in FIELD_GROUPS["training"] + FIELD_GROUPS["plan"] if name != "cuda_context_gib"
 )
-_LORA_ONLY = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
-_QLORA_ONLY = ("qlora_double_quant",)
+_LORA_ONLY = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout", "frozen_base_dtype")
+_QLORA_ONLY = ("qlora_double_quant", "qlora_keeps_input", "qlora_lm_head")
 # Defaults that are not shown as assumptions: implementation details a user rarely sets (they
-# are in the estimate's own assumptions when they matter).
+# are in the estimate's own assumptions when they matter). The stack and its mechanisms are
+# stated there too, with the profile each value comes from.
 _QUIET = frozenset(
     {"lora_alpha", "lora_dropout", "engine", "optimizer_impl", "tensor_parallel",
      "sequence_parallel", "cuda_context_gib", "fragmentation", "gradient_accumulation_steps",
      "zero_stage", "sharding", "offload_optimizer", "attention", "qlora_double_quant",
-     "lora_targets", "max_nodes"}
+     "lora_targets", "max_nodes", "stack", "offload_params", *MECHANISM_FIELDS}
 )  # fmt: skip
 
 
@@ -77,6 +91,13 @@ class JobNotice(BaseModel):
     field: FieldName
     value: str = Field(description="what was given, e.g. '2 EUR' or 'eu-north-9'")
     message: str
+    usd: float | None = Field(default=None, description="currency_converted: the amount in USD")
+    rate: float | None = Field(
+        default=None, description="currency_converted: USD per unit of the given currency"
+    )
+    rate_date: date | None = Field(
+        default=None, description="currency_converted: the day of the ECB reference rate"
+    )
 
 
 class ResolvedJob(BaseModel):
@@ -120,7 +141,7 @@ def resolve_job(
     matches its regions); one that matches none is dropped with a notice. `strict` raises on a
     value the estimator rejects; otherwise that field is dropped with a notice and its default
     used."""
-    notices = _money_notices(spec)
+    notices, usd = _money(spec)
     spec_used, region_notices = _known_regions(spec, catalog)
     notices += region_notices
     if spec_used.model is None:
@@ -145,7 +166,7 @@ def resolve_job(
     request = RankRequest(
         job=job,
         workload=_workload(spec_used, assumed),
-        constraints=_constraints(spec_used, assumed),
+        constraints=_constraints(spec_used, assumed, usd),
         objective=_value(spec_used, "objective", assumed, job.method),
     )
     return ResolvedJob(
@@ -177,6 +198,10 @@ def rank_job(
         raise InvalidInputError("model", None, "a model name, a parameter count or a config")
     request = resolved.request.model_copy(update={"top": top}) if top else resolved.request
     result = rank(request, catalog.instances, now=now, stale_price_days=stale_price_days)
+    converted = [n.message for n in resolved.notices if n.kind == "currency_converted"]
+    if converted:  # the ranking's own record of the limits it applied, rates included
+        job = result.job.model_copy(update={"assumptions": [*converted, *result.job.assumptions]})
+        result = result.model_copy(update={"job": job})
     return resolved, result
 
 
@@ -234,16 +259,12 @@ def _workload(spec: JobSpec, assumed: list[Assumed]) -> Workload:
     return Workload(**size, epochs=float(_value(spec, "epochs", assumed, None)))
 
 
-def _usd(money: Money | None) -> float | None:
-    return money.amount if money is not None and money.is_usd else None
-
-
-def _constraints(spec: JobSpec, assumed: list[Assumed]) -> Constraints:
-    """The limits; a GPU count asked for (`num_gpus`) bounds the clusters to exactly that many
-    unless min/max GPUs say otherwise."""
+def _constraints(spec: JobSpec, assumed: list[Assumed], usd: dict[str, float]) -> Constraints:
+    """The limits (money in USD, as converted); a GPU count asked for (`num_gpus`) bounds the
+    clusters to exactly that many unless min/max GPUs say otherwise."""
     return Constraints(
-        max_price_per_hour=_usd(spec.max_price_per_hour),
-        budget=_usd(spec.budget),
+        max_price_per_hour=usd.get("max_price_per_hour"),
+        budget=usd.get("budget"),
         deadline_hours=spec.deadline_hours,
         providers=spec.providers,
         regions=spec.regions,
@@ -257,22 +278,49 @@ def _constraints(spec: JobSpec, assumed: list[Assumed]) -> Constraints:
     )
 
 
-def _money_notices(spec: JobSpec) -> list[JobNotice]:
-    notices = []
-    for name in ("max_price_per_hour", "budget"):
+def _money(spec: JobSpec) -> tuple[list[JobNotice], dict[str, float]]:
+    """Each money limit in USD, and a notice for each converted (rate, date) or not applicable."""
+    notices: list[JobNotice] = []
+    usd: dict[str, float] = {}
+    for name in _MONEY_FIELDS:
         money: Money | None = getattr(spec, name)
-        if money is not None and not money.is_usd:
-            what = "price cap" if name == "max_price_per_hour" else "budget"
+        if money is None:
+            continue
+        what = "price cap" if name == "max_price_per_hour" else "budget"
+        try:
+            converted = to_usd(money)
+        except UnknownCurrencyError:
             notices.append(
                 JobNotice(
                     kind="currency_not_applied",
                     field=name,
                     value=str(money),
-                    message=f"{what} given in {money.currency}; catalog prices are USD;"
-                    f" {what} filter not applied",
+                    message=f"{what} given in {money.currency}, which has no ECB reference"
+                    f" rate; catalog prices are USD; {what} filter not applied",
                 )
             )
-    return notices
+            continue
+        usd[name] = converted.usd
+        if not money.is_usd:
+            notices.append(converted_notice(name, what, converted.usd, converted.rate,
+                                            converted.rate_date, money))  # fmt: skip
+    return notices, usd
+
+
+def converted_notice(
+    name: FieldName, what: str, usd: float, rate: float, day: date, money: Money
+) -> JobNotice:
+    """The notice of a limit converted to USD: the amount, the rate and its date."""
+    return JobNotice(
+        kind="currency_converted",
+        field=name,
+        value=str(money),
+        message=f"{what} {money} converted to {usd:.2f} USD at the ECB reference rate of"
+        f" {day.isoformat()} ({rate:.4f} USD per {money.currency})",
+        usd=usd,
+        rate=rate,
+        rate_date=day,
+    )
 
 
 def _known_regions(spec: JobSpec, catalog: Catalog | None) -> tuple[JobSpec, list[JobNotice]]:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import reprlib
-from collections.abc import Iterable, Mapping
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -69,3 +75,75 @@ def invalid_input(exc: ValidationError, valid: Mapping[str, str] | None = None) 
     field = ".".join(str(part) for part in err["loc"]) or exc.title
     message = str(err["msg"]).removeprefix("Value error, ")
     return InvalidInputError(field, err.get("input"), (valid or {}).get(field, message))
+
+
+# Why a write failed, for the errors that are about the folder rather than a bug.
+_WRITE_ERRNOS = {
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+}
+
+
+class NotWritableError(AdvisorError, OSError):
+    """A folder the project must write to cannot be written (read-only, no permission, full).
+
+    One line: the folder, the cause, and what needed to write there. Also an OSError, so code
+    that already handles failed writes keeps handling it."""
+
+    def __init__(self, folder: Path, cause: str, needs: str) -> None:
+        self.folder = folder
+        self.cause = cause
+        self.needs = needs
+        super().__init__(f"cannot write to {folder} ({cause}): {needs} needs to write there")
+
+
+def write_failure(exc: OSError) -> str | None:
+    """The cause of an OSError when it is about the place written to (read-only file system,
+    permission, full disk, quota), else None (a bug or another failure)."""
+    return _WRITE_ERRNOS.get(exc.errno or 0)
+
+
+@contextmanager
+def needs_write_access(folder: Path, needs: str) -> Iterator[None]:
+    """Turn a write that fails for lack of access or space in `folder` into one
+    `NotWritableError` naming `folder` and `needs` (what was being written, e.g. "saving the
+    session"); every other error passes unchanged."""
+    try:
+        yield
+    except NotWritableError:
+        raise
+    except OSError as exc:
+        cause = write_failure(exc)
+        if cause is None:
+            raise
+        raise NotWritableError(folder, cause, needs) from exc
+
+
+def write_probe(folder: Path) -> str | None:
+    """Why no file can be created in `folder` now ("read-only file system", "no space left on
+    device", ...), or None when one can; a folder that does not exist yet is judged by its
+    nearest existing parent (where it would be created). Tried, not guessed from permission
+    bits: root ignores them, and a read-only mount or a full disk only shows when writing."""
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    try:
+        fd, name = tempfile.mkstemp(prefix=".write-probe-", dir=folder)
+    except OSError as exc:
+        return write_failure(exc) or (exc.strerror or type(exc).__name__).lower()
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(name)
+    return None
+
+
+def require_writable(folder: Path, needs: str) -> None:
+    """Create `folder` (and its parents) if needed and check a file can be written in it; else
+    `NotWritableError` naming the folder, the cause and `needs`."""
+    with needs_write_access(folder, needs):
+        folder.mkdir(parents=True, exist_ok=True)
+    cause = write_probe(folder)
+    if cause is not None:
+        raise NotWritableError(folder, cause, needs)

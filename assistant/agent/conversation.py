@@ -163,7 +163,9 @@ class Assistant:
         )
         self.chat_model = chat_model if chat_model is not None else make_chat_model(settings)
         self.policy = OfflinePolicy()
-        self.graph = build_agent(build_tools(self.resources), self.policy, self.chat_model)
+        self.graph = build_agent(
+            build_tools(self.resources), self.policy, self.chat_model, secrets=settings.secrets()
+        )
 
     def _open_catalog(self) -> Catalog:
         return load_catalog(self.settings.data_dir, self.settings.catalog_paths)
@@ -323,6 +325,7 @@ def _result(
         ungrounded_numbers=list(grounding.get("ungrounded_numbers", [])),
         notices=notices,
         brain=brain,
+        intent=ctx.intent,
     )
 
 

@@ -107,6 +107,11 @@ class TurnResult(BaseModel):
     notices: list[str] = Field(default_factory=list)
     brain: Brain = Field(description="who wrote the answer: offline policy, LLM, or fallback")
     error_id: str | None = Field(default=None, description="set when the turn hit a bug")
+    intent: str | None = Field(
+        default=None,
+        description="what the message was routed as: job, fit_check, compare, why_not, amend,"
+        " guidance, out_of_scope or small_talk (None: the turn did not route it)",
+    )
 
 
 class Final(BaseModel):

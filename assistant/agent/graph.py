@@ -6,8 +6,10 @@ only place the two meet:
 
 - the offline policy gets the turn's `TurnContext` bound to it;
 - an LLM gets the system prompt (assistant/agent/prompts/system.md) in the turn's language; if its
-  endpoint is unreachable or times out, this and every later model step of the turn go to the
-  offline policy, and the turn carries a one-line notice;
+  endpoint is unreachable, times out (`assistant.agent.endpoint.LLMTimeouts`), answers with an
+  error status (5xx, 429, 401, ...) or with something that is not a reply, this and every later
+  model step of the turn go to the offline policy, the turn carries a one-line notice, and one
+  log line (credentials removed) names the cause;
 - every final answer is checked against this turn's tool results, the passages they retrieved
   and the user's messages; an LLM answer also against the money-and-size guard that keeps a
   planted instruction from putting a price in it (`assistant.agent.evidence`). An LLM answer that
@@ -18,7 +20,7 @@ only place the two meet:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any, NotRequired, cast
@@ -32,6 +34,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
+from assistant.agent.endpoint import LLMTimeouts, chat_model_kwargs
 from assistant.agent.events import Brain
 from assistant.agent.evidence import ground, turn_evidence
 from assistant.agent.policy import OfflinePolicy
@@ -41,6 +44,7 @@ from assistant.answers.i18n import language_name
 from assistant.grounding.check import GroundingReport
 from assistant.settings import Settings
 from tools.errors import InvalidInputError
+from tools.redaction import redact
 
 __all__ = [
     "AdvisorMiddleware",
@@ -52,8 +56,8 @@ __all__ = [
 
 log = logging.getLogger("assistant.agent.graph")
 
-LLM_TIMEOUT_S = 60.0
-LLM_MAX_RETRIES = 1
+LLM_MAX_RETRIES = 0  # a failed call falls back at once; a retry would double the wait
+MAX_LOGGED_CAUSE = 300  # characters of an endpoint failure kept in its log line
 
 
 class AdvisorState(AgentState[Any]):
@@ -93,12 +97,17 @@ def repair_prompt(lang: str, numbers: Sequence[str]) -> str:
 
 @cache
 def endpoint_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean 'the model endpoint is unreachable or timed out'."""
-    found: list[type[BaseException]] = [ConnectionError, TimeoutError]
+    """Exceptions that mean 'the model endpoint did not serve this call': unreachable, timed
+    out, an error status (5xx, 429, 401, 403, 404, ...) or a reply that is not one. LangChain's
+    provider-neutral `ModelError` covers what the provider packages map; the SDKs' own base
+    errors and httpx's cover the rest (the transport's `EndpointReplyError` is an httpx error)."""
+    from langchain_core.exceptions import ModelError
+
+    found: list[type[BaseException]] = [ConnectionError, TimeoutError, ModelError]
     for module, names in (
-        ("httpx", ("TransportError",)),
-        ("openai", ("APIConnectionError",)),  # APITimeoutError is a subclass
-        ("anthropic", ("APIConnectionError",)),
+        ("httpx", ("HTTPError",)),
+        ("openai", ("APIError",)),  # connection, timeout, status and validation errors
+        ("anthropic", ("APIError",)),
     ):
         try:
             imported = __import__(module)
@@ -108,6 +117,25 @@ def endpoint_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+def describe_failure(exc: BaseException, secrets: Iterable[str] = ()) -> str:
+    """One line naming an endpoint failure: the exception's type and first message line, then
+    those of its root cause (what the SDK wrapped: a timeout, a refused connection, a reply that
+    was not one), credentials removed, at most `MAX_LOGGED_CAUSE` characters."""
+    text = _first_line(exc)
+    root, seen = exc, 0
+    while (root.__cause__ or root.__context__) is not None and seen < 10:
+        root, seen = root.__cause__ or root.__context__ or root, seen + 1
+    if root is not exc:
+        text += f"; cause: {_first_line(root)}"
+    text = redact(text, secrets)
+    return text if len(text) <= MAX_LOGGED_CAUSE else text[: MAX_LOGGED_CAUSE - 1] + "…"
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
 LOCAL_ENDPOINT_KEY = "unused-by-local-endpoint"
 
 
@@ -115,21 +143,25 @@ def make_chat_model(
     settings: Settings,
     spec: str | None = None,
     *,
-    timeout_s: float = LLM_TIMEOUT_S,
+    timeouts: LLMTimeouts | None = None,
     max_retries: int = LLM_MAX_RETRIES,
 ) -> BaseChatModel | None:
     """The LLM that `spec` (or `settings.llm`) names, or None for the offline policy.
 
     `spec` is an init_chat_model spec such as 'openai:gpt-4o' or 'anthropic:claude-sonnet-4-5';
     an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio) is 'openai:<model>' with
-    `llm_base_url`. The provider packages are the optional extra `gpu-advisor[llm]`.
+    `llm_base_url`. The provider packages are the optional extra `gpu-advisor[llm]`. Calls are
+    bounded by `timeouts` (default: the Settings' `llm_*_timeout_s`) and streamed where the
+    provider streams, so the first-byte bound holds however long the answer.
     """
     name = spec or settings.llm
     if not name or name == "offline":
         return None
     from langchain.chat_models import init_chat_model
 
-    kwargs: dict[str, Any] = {"timeout": timeout_s, "max_retries": max_retries}
+    provider = name.split(":", 1)[0] if ":" in name else ""
+    bounds = timeouts or settings.llm_timeouts()
+    kwargs = chat_model_kwargs(provider, bounds, max_retries)
     if settings.llm_base_url:
         kwargs["base_url"] = settings.llm_base_url
     if settings.llm_api_key is not None:
@@ -152,8 +184,9 @@ def make_chat_model(
             "llm", name, "'offline' or 'provider:model', e.g. 'openai:gpt-4o'"
         ) from None
     except Exception as exc:  # the provider's own configuration errors (a missing key, ...)
+        said = redact(f"{type(exc).__name__}: {exc}", settings.secrets())
         raise InvalidInputError(
-            "llm", name, f"a model the provider can set up; it said: {type(exc).__name__}: {exc}"
+            "llm", name, f"a model the provider can set up; it said: {said}"
         ) from None
 
 
@@ -182,9 +215,10 @@ class AdvisorMiddleware(AgentMiddleware[AdvisorState, TurnContext]):
 
     state_schema = AdvisorState
 
-    def __init__(self, policy: OfflinePolicy) -> None:
+    def __init__(self, policy: OfflinePolicy, secrets: Iterable[str] = ()) -> None:
         super().__init__()
         self.policy = policy
+        self.secrets = [s for s in secrets if s]
 
     def wrap_model_call(
         self, request: ModelRequest[TurnContext], handler: Handler
@@ -226,7 +260,9 @@ class AdvisorMiddleware(AgentMiddleware[AdvisorState, TurnContext]):
         ctx: TurnContext,
         exc: BaseException,
     ) -> ExtendedModelResponse[Any]:
-        log.warning("model endpoint failed (%s: %s); answering offline", type(exc).__name__, exc)
+        log.warning(
+            "model endpoint failed (%s); answering offline", describe_failure(exc, self.secrets)
+        )
         notices = [
             *_state(request).get("notices", []),
             {"kind": "fallback", "text": compose.compose_fallback_notice(ctx.lang)},
@@ -309,13 +345,17 @@ def _context(request: ModelRequest[TurnContext]) -> TurnContext:
 
 
 def build_agent(
-    tools: Sequence[BaseTool], policy: OfflinePolicy, chat_model: BaseChatModel | None = None
+    tools: Sequence[BaseTool],
+    policy: OfflinePolicy,
+    chat_model: BaseChatModel | None = None,
+    secrets: Iterable[str] = (),
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """The one agent graph: `chat_model` (or the policy) as the model, the advisor middleware."""
+    """The one agent graph: `chat_model` (or the policy) as the model, the advisor middleware.
+    `secrets` (`Settings.secrets()`) are removed from every log line the middleware writes."""
     return create_agent(
         model=chat_model or policy,
         tools=list(tools),
-        middleware=[AdvisorMiddleware(policy)],
+        middleware=[AdvisorMiddleware(policy, secrets)],
         context_schema=TurnContext,
         name="gpu_advisor",
     )

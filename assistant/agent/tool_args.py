@@ -21,6 +21,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_ROWS",
     "RANK_FIELDS",
+    "CheckFitArgs",
     "EstimateMemoryArgs",
     "JobArgs",
     "ListInstancesArgs",
@@ -91,6 +92,17 @@ EstimateMemoryArgs = create_model(
     "EstimateMemoryArgs",
     __base__=JobArgs,
     __doc__="Arguments of estimate_memory: the job and the parallel plan of one estimate.",
+    **_job_fields(ESTIMATE_FIELDS),
+)
+CheckFitArgs = create_model(
+    "CheckFitArgs",
+    __base__=JobArgs,
+    __doc__="Arguments of check_fit: the job, and the memory of each GPU one has (num_gpus of"
+    " them).",
+    gpu_memory_gib=(
+        float,
+        Field(gt=0, le=4096, description="memory of each GPU to check against, GiB, e.g. 24"),
+    ),
     **_job_fields(ESTIMATE_FIELDS),
 )
 RankInstancesArgs = create_model(

@@ -1,4 +1,4 @@
-"""The assistant's six LangChain tools: thin wrappers over `tools/` and `knowledge/`.
+"""The assistant's seven LangChain tools: thin wrappers over `tools/` and `knowledge/`.
 
 Each tool validates its arguments with a schema from `assistant.agent.tool_args`, calls the
 domain function and returns `(json_content, artifact)` (`response_format="content_and_artifact"`;
@@ -32,6 +32,7 @@ from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, Tool
 from pydantic import BaseModel, ValidationError, create_model
 
 from assistant.agent.tool_args import (
+    CheckFitArgs,
     EstimateMemoryArgs,
     JobArgs,
     ListInstancesArgs,
@@ -57,6 +58,7 @@ from tools.architectures.architecture import ModelArch
 from tools.architectures.registry import resolve_model
 from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError, InvalidInputError, invalid_input
+from tools.fit import FitCheck, check_fit
 from tools.gpus import GPUSpec, lookup_gpu
 from tools.job import JobSpec
 from tools.job.limits import VALID
@@ -80,6 +82,7 @@ TOOL_NAMES = (
     "lookup_model",
     "lookup_gpu",
     "list_instances",
+    "check_fit",
 )
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 # Ranked rows kept in the rank_instances artifact (a table's worth); building a full result row
@@ -204,15 +207,36 @@ def run_rank_instances(
     return dumps(rank_content(result, resolved, args.top)), result
 
 
+def run_check_fit(args: BaseModel, uploaded: ModelArch | None = None) -> tuple[str, FitCheck]:
+    """Whether the job fits `num_gpus` GPUs of `gpu_memory_gib` each, and the nearest ways."""
+    data = args.model_dump(exclude_none=True, exclude={"gpu_memory_gib"})
+    vram = float(getattr(args, "gpu_memory_gib"))  # noqa: B009 - a field of a generated model
+    spec = _fit_spec(data, uploaded)
+    result = check_fit(spec, vram, spec.num_gpus or 1)
+    return dumps(result.model_dump(mode="json")), result
+
+
+def _fit_spec(data: dict[str, Any], uploaded: ModelArch | None = None) -> JobSpec:
+    data["model"] = resolve_tool_model(data["model"], uploaded)
+    return JobSpec.parse(data)
+
+
 # --------------------------------------------------------------------------- lookups
 
 
 def run_search_knowledge(
     args: SearchKnowledgeArgs, knowledge: KnowledgeSearch
 ) -> tuple[str, KnowledgeResult]:
-    """The best passages of the knowledge base for the question."""
+    """The best passages of the knowledge base for the question; `lexical_only` says when the
+    vector store was unavailable and BM25 keywords ranked them alone."""
     passages = knowledge.search(args.query, lang=args.lang, k=args.k)
-    content = {"passages": [p.public() | {"lang_fallback": p.lang_fallback} for p in passages]}
+    content = {
+        "passages": [
+            p.public() | {"lang_fallback": p.lang_fallback, "lexical_only": p.lexical_only}
+            for p in passages
+        ],
+        "lexical_only": any(p.lexical_only for p in passages),
+    }
     return dumps(content), KnowledgeResult(query=args.query, lang=args.lang, passages=passages)
 
 
@@ -270,11 +294,15 @@ _DESCRIPTIONS = {
     "lookup_gpu": "Look up one GPU's datasheet: memory (GiB), bandwidth (GB/s), dense TFLOPS.",
     "list_instances": "List catalog instances matching filters (GPU, memory, provider, region, "
     "USD per hour, spot), cheapest first, with their prices, dates and sources.",
+    "check_fit": "Check whether a training job fits the GPUs the user already has (num_gpus of "
+    "gpu_memory_gib each): the verdict, spare or missing GiB, and the memory each nearby change "
+    "would need (QLoRA, shorter sequence, micro-batch 1, recomputation, 8-bit optimizer, ZeRO-3, "
+    "offload). Quote its figures.",
 }
 
 
 def build_tools(resources: ToolResources) -> list[BaseTool]:
-    """The six tools, in `TOOL_NAMES` order, bound to `resources`."""
+    """The seven tools, in `TOOL_NAMES` order, bound to `resources`."""
     runs: dict[str, tuple[type[BaseModel], Run]] = {
         "estimate_memory": (EstimateMemoryArgs, run_estimate_memory),
         "rank_instances": (
@@ -291,6 +319,7 @@ def build_tools(resources: ToolResources) -> list[BaseTool]:
             ListInstancesArgs,
             lambda args, _model: run_list_instances(args, resources.catalog()),
         ),
+        "check_fit": (CheckFitArgs, run_check_fit),
     }
     return [_make_tool(name, *runs[name]) for name in TOOL_NAMES]
 

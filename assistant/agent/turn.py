@@ -6,13 +6,17 @@ given what has run so far, with the arguments the conversation gave (the tools r
 with the same defaults); `next_step` returns the calls still missing, or the final answer
 composed from the turn's artifacts in the user's language.
 
-Decisions, in order:
+Every message is routed to one of eight intents (`assistant.extract.routing`); what each needs
+and how it is answered is `assistant.agent.routes`. Decisions, in order:
 - a tool returned an error -> one short sentence about it, in the user's language;
-- a job (or a job plus a question) with no model yet -> at most one clarifying question;
-- a job -> estimate_memory and rank_instances, then a search_knowledge for caveats when the
-  plan uses spot or a multi-GPU full fine-tune;
-- a guidance question -> search_knowledge; mixed -> both; anything else -> the question for the
-  model while none is known, else a search_knowledge with the message.
+- an intent that needs a model with no model yet -> at most one clarifying question;
+- job, amend -> estimate_memory and rank_instances (then a search_knowledge for caveats when the
+  plan uses spot or a multi-GPU full fine-tune); an amendment says what changed first, and one
+  that changed nothing asks one question;
+- fit_check -> check_fit against the hardware named (never a catalog filter); compare ->
+  rank_instances per GPU named; why_not -> the ranking, then the ranking of the GPU or provider
+  asked about; guidance -> search_knowledge (a question about the job's time or cost is answered
+  from its ranking); out_of_scope, small_talk -> no tool.
 """
 
 from __future__ import annotations
@@ -29,12 +33,20 @@ from assistant.agent.outcomes import ToolOutcome
 from assistant.agent.tool_args import ESTIMATE_FIELDS, RANK_FIELDS
 from assistant.agent.tool_results import KnowledgeResult
 from assistant.answers import compose
-from assistant.extract import Intent, classify_intent, extract_slots
+from assistant.extract import (
+    Intent,
+    QuestionKind,
+    RejectedSlot,
+    Routed,
+    extract_slots,
+    read_slots,
+    route_intent,
+)
 from assistant.languages import choose_language
-from tools.advice import ResolvedJob, resolve_job
+from tools.advice import JobNotice, ResolvedJob, resolve_job
 from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError
-from tools.job import JobSpec, Money, apply_update
+from tools.job import JobSpec, JobUpdate, Money, apply_update
 from tools.memory import MemoryEstimate
 from tools.ranking import RankResult
 
@@ -43,6 +55,8 @@ __all__ = [
     "PlannedCall",
     "TurnContext",
     "fold_messages",
+    "job_answer",
+    "job_calls",
     "job_tool_args",
     "next_step",
     "plan_turn",
@@ -70,20 +84,62 @@ class TurnContext(BaseModel):
     intent: Intent
     plan: ResolvedJob | None
     plan_error: AdvisorError | None = None
+    kind: QuestionKind = "other"
+    prior: JobSpec = JobSpec()
+    prior_plan: ResolvedJob | None = None
+    update: JobUpdate = JobUpdate()
+    rejected: tuple[RejectedSlot, ...] = ()
+    routed: Routed | None = None
+
+
+# What a message names that is not a filter of the job for these intents: the hardware one
+# checks against, the GPUs compared, the GPU or provider a "why not" asks about.
+_NOT_FILTERS: dict[str, tuple[str, ...]] = {
+    "fit_check": ("gpus", "num_gpus", "max_vram_gib"),
+    "compare": ("gpus",),
+    "why_not": ("gpus", "providers"),
+}
 
 
 def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> TurnContext:
-    """Fold one user message into the job state and resolve the job it now describes (leniently:
-    a value the tools reject is dropped with a notice and its default used)."""
-    state = apply_update(prior, extract_slots(text, lang))
-    intent = classify_intent(text, lang, prior)
+    """Route one user message, fold what it says into the job state and resolve the job it now
+    describes (leniently: a value the tools reject is dropped with a notice and its default)."""
+    update, rejected = read_slots(text, lang)
+    routed = route_intent(text, lang, prior, update)
+    kept = update.model_copy(update=dict.fromkeys(_NOT_FILTERS.get(routed.intent, ())))
+    state = apply_update(prior, kept)
+    base = {
+        "lang": lang, "text": text, "state": state, "intent": routed.intent, "prior": prior,
+        "kind": routed.cues.kind, "update": update, "rejected": rejected, "routed": routed,
+        "prior_plan": _resolved(prior, catalog),
+    }  # fmt: skip
     try:
         plan: ResolvedJob | None = resolve_job(state, catalog, strict=False)
     except AdvisorError as exc:
-        return TurnContext(
-            lang=lang, text=text, state=state, intent=intent, plan=None, plan_error=exc
-        )
-    return TurnContext(lang=lang, text=text, state=state, intent=intent, plan=plan)
+        return TurnContext(**base, plan=None, plan_error=exc)
+    if plan is not None and rejected:
+        ignored = [_ignored(slot) for slot in rejected]
+        plan = plan.model_copy(update={"notices": ignored + list(plan.notices)})
+    return TurnContext(**base, plan=plan)
+
+
+def _ignored(slot: RejectedSlot) -> JobNotice:
+    """The notice of a stated value the job cannot take (the conversation keeps its own)."""
+    return JobNotice(
+        kind="value_ignored",
+        field=slot.field,
+        value=slot.written,
+        message=f"{slot.field} {slot.written!r} left out: {slot.reason}",
+    )
+
+
+def _resolved(spec: JobSpec, catalog: Catalog | None) -> ResolvedJob | None:
+    if spec.model is None:
+        return None
+    try:
+        return resolve_job(spec, catalog, strict=False)
+    except AdvisorError:
+        return None
 
 
 def fold_messages(messages: Sequence[BaseMessage], catalog: Catalog | None) -> TurnContext:
@@ -166,20 +222,24 @@ def _is(outcome: ToolOutcome, call: PlannedCall) -> bool:
 
 def planned_calls(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[PlannedCall]:
     """Every tool call the turn needs, given what has run so far."""
-    wants_job = ctx.intent in ("job", "mixed")
-    wants_guidance = ctx.intent in ("guidance", "mixed") or (
-        ctx.intent == "other" and ctx.state.model is not None
-    )
-    calls: list[PlannedCall] = []
+    from assistant.agent.routes import calls_for
+
+    return calls_for(ctx, outcomes)
+
+
+def job_calls(
+    ctx: TurnContext, outcomes: Sequence[ToolOutcome], caveats: bool
+) -> list[PlannedCall]:
+    """estimate_memory and rank_instances for the job, and the caveat searches its ranking
+    calls for (when `caveats`)."""
     plan = ctx.plan
-    if wants_job and plan is not None and plan.ready and ctx.state.model is not None:
-        rank_call = PlannedCall("rank_instances", rank_tool_args(plan))
-        calls += [PlannedCall("estimate_memory", job_tool_args(plan)), rank_call]
-        if not wants_guidance:
-            ranking = next((o.artifact for o in outcomes if _is(o, rank_call)), None)
-            calls += _caveat_calls(ctx, ranking if isinstance(ranking, RankResult) else None)
-    if wants_guidance:
-        calls.append(_search(ctx.text, ctx.lang, GUIDANCE_K))
+    if plan is None or not plan.ready or ctx.state.model is None:
+        return []
+    rank_call = PlannedCall("rank_instances", rank_tool_args(plan))
+    calls = [PlannedCall("estimate_memory", job_tool_args(plan)), rank_call]
+    if caveats:
+        ranking = next((o.artifact for o in outcomes if _is(o, rank_call)), None)
+        calls += _caveat_calls(ctx, ranking if isinstance(ranking, RankResult) else None)
     return calls
 
 
@@ -225,16 +285,20 @@ def compose_final(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> compose.
                 "message": str(ctx.plan_error),
             },
         )
+    from assistant.agent.routes import compose_for
+
+    return compose_for(ctx, outcomes)
+
+
+def job_answer(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> compose.Answer | None:
+    """The job answer from the estimate and the ranking this turn ran, if both ran."""
     estimate = _artifact(outcomes, MemoryEstimate)
     ranking = _artifact(outcomes, RankResult)
-    passages = _passages(outcomes)
-    if estimate is not None and ranking is not None and ctx.plan is not None:
-        return compose.compose_job_answer(
-            ctx.lang, ctx.state, ctx.plan, estimate, ranking, passages, ctx.plan.notices
-        )
-    if ctx.intent != "guidance" and ctx.state.model is None:
-        return compose.compose_clarification(ctx.lang, "model", passages)
-    return compose.compose_guidance_answer(ctx.lang, passages)
+    if estimate is None or ranking is None or ctx.plan is None:
+        return None
+    return compose.compose_job_answer(
+        ctx.lang, ctx.state, ctx.plan, estimate, ranking, _passages(outcomes), ctx.plan.notices
+    )
 
 
 def _answer(answer: compose.Answer) -> AIMessage:

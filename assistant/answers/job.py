@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from assistant.answers.parts import Text
 from tools.advice import Assumed, JobNotice, ResolvedJob
+from tools.gpus import lookup_gpu
 from tools.job import JobSpec, Money
 from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.models import RankedOption, RankResult
@@ -35,7 +36,7 @@ _COUNT_FIELDS = ("lora_rank", "seq_len", "micro_batch_size", "num_gpus", "tokens
 
 
 def _bullets(items: Sequence[str]) -> str:
-    return "\n".join(f"- {item}" for item in items)
+    return "\n".join(f"- {item}" for item in items if item)
 
 
 def _section(t: Text, heading_key: str, body: str) -> str:
@@ -60,14 +61,15 @@ def memory_section(
     if method is not None and precision is not None:
         summary = t.msg(
             "memory.summary",
-            model=estimate.model_name,
+            model=t.model(estimate.model_name, estimate.model_id),
             method=t.label("method", method),
             precision=t.label("precision", precision),
             total=total,
             setup=setup,
         )
     else:
-        summary = t.msg("memory.summary_bare", model=estimate.model_name, total=total, setup=setup)
+        model = t.model(estimate.model_name, estimate.model_id)
+        summary = t.msg("memory.summary_bare", model=model, total=total, setup=setup)
     parts = sorted(((getattr(per_gpu, c), c) for c in _COMPONENTS), reverse=True)
     largest = [
         t.msg("memory.part", name=t.msg(f"memory.component.{name}"), size=t.gib(size))
@@ -225,15 +227,58 @@ def caveats_section(t: Text, ranking: RankResult) -> str:
     if multi is not None and ranking.job.method in _FULL_METHODS:
         gpus = t.msg("options.gpus", count=t.count(multi.gpu_count), gpu=multi.gpu)
         method = t.label("method", ranking.job.method)
-        lines.append(t.msg("caveats.multi_gpu_full", method=method, gpus=gpus))
+        key = "rec.multi_gpu_full_amd" if _vendor(multi) == "AMD" else "caveats.multi_gpu_full"
+        lines.append(t.msg(key, method=method, gpus=gpus))
     offload = next((o for o in shown if is_offload(o.plan)), None)
     if offload is not None:
         lines.append(t.msg("caveats.offload", instance=_instance(offload)))
+        lines.append(_host_ram(t, offload))
+    lines += recommendation_notes(t, ranking)
     multi_node = next((o for o in shown if o.nodes > 1), None)
     if multi_node is not None:
         nodes = t.plural("options.nodes", multi_node.nodes)
         lines.append(t.msg("caveats.multi_node", instance=_instance(multi_node), nodes=nodes))
     return _section(t, "caveats.heading", _bullets(lines))
+
+
+# Providers whose offers are a marketplace of hosts: prices and availability move by the hour.
+MARKETPLACES = frozenset({"vast", "tensordock"})
+
+
+def _vendor(option: RankedOption) -> str:
+    return lookup_gpu(option.gpu).vendor
+
+
+def _host_ram(t: Text, option: RankedOption) -> str:
+    if option.host_ram_need_bytes is None:
+        return ""
+    need = t.gib(option.host_ram_need_bytes)
+    if option.host_ram_bytes is None:
+        return t.msg("rec.offload_ram_unknown", instance=_instance(option), need=need)
+    key = "rec.offload_ram" if option.host_ram_bytes >= option.host_ram_need_bytes else (
+        "rec.offload_ram_short")  # fmt: skip
+    return t.msg(key, instance=_instance(option), need=need, ram=t.gib(option.host_ram_bytes))
+
+
+def recommendation_notes(t: Text, ranking: RankResult) -> list[str]:
+    """What a senior engineer adds about the options shown: fp16 on GPUs without bf16, the ROCm
+    caveat of AMD GPUs, stale and marketplace prices (each once)."""
+    shown = ranking.ranked[:TOP_OPTIONS]
+    lines: list[str] = []
+    if ranking.job.precision.startswith("bf16"):
+        no_bf16 = [o.gpu for o in shown if not lookup_gpu(o.gpu).bf16]
+        lines += [t.msg("rec.fp16", gpu=gpu) for gpu in dict.fromkeys(no_bf16)]
+    amd = next((o for o in shown if _vendor(o) == "AMD"), None)
+    if amd is not None:
+        key = "rec.amd_qlora" if ranking.job.method == "qlora" else "rec.amd"
+        lines.append(t.msg(key, gpu=amd.gpu))
+    for option in shown:
+        if option.stale:
+            lines.append(t.msg("rec.stale", instance=_instance(option), date=t.date(option.as_of)))
+    market = next((o for o in shown if o.provider in MARKETPLACES), None)
+    if market is not None:
+        lines.append(t.msg("rec.marketplace", instance=_instance(market)))
+    return lines
 
 
 # ------------------------------------------------------------------------------ nothing fits
@@ -305,6 +350,15 @@ def notices_section(t: Text, notices: Sequence[JobNotice], state: JobSpec | None
 
 def _notice(t: Text, notice: JobNotice, state: JobSpec | None) -> str:
     field = t.label("field", notice.field)
+    if notice.kind == "currency_converted" and notice.usd is not None and notice.rate:
+        money = getattr(state, notice.field, None) if state is not None else None
+        currency = money.currency if isinstance(money, Money) else notice.value.rsplit(" ", 1)[-1]
+        shown = t.money(money.amount, money.currency) if isinstance(money, Money) else notice.value
+        return t.msg(
+            "money.converted", field=field, money=shown, usd=t.money(notice.usd),
+            rate=t.number(notice.rate, 4), currency=currency,
+            date=t.date(notice.rate_date) if notice.rate_date else "",
+        )  # fmt: skip
     if notice.kind == "currency_not_applied":
         money = getattr(state, notice.field, None) if state is not None else None
         if isinstance(money, Money):

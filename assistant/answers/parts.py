@@ -14,6 +14,8 @@ from assistant.grounding.figures import shown_figures
 from assistant.languages import resolve_lang
 from tools.languages import Language
 
+ESTIMATED_PREFIX = "estimated-"  # tools.architectures.param_guess ids of guessed dimensions
+
 __all__ = ["Answer", "Citation", "PassageLike", "Text", "cite", "figures_in"]
 
 
@@ -117,6 +119,13 @@ class Text:
 
     def date(self, day: date) -> str:
         return i18n.format_date(day, self.lang)
+
+    def model(self, name: str, model_id: str = "") -> str:
+        """A model's name; one estimated from a bare count ('estimated-8B') in words of the
+        language ('~8B parameters, dimensions estimated')."""
+        if model_id.startswith(ESTIMATED_PREFIX):
+            return self.msg("model.estimated", size=model_id[len(ESTIMATED_PREFIX) :])
+        return name
 
     def language(self, code: str) -> str:
         return i18n.language_name(code, self.lang)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from assistant.agent.events import TurnResult
 
 JSON_KEYS = (
+    "intent",
     "language",
     "answer",
     "tool_calls",
@@ -108,13 +109,21 @@ def run_ask(args: argparse.Namespace) -> int:
     assistant = _assistant(args.llm)
     session = _session(args.session)
     result = assistant.respond(" ".join(args.question), session, lang=args.lang).result
-    if args.session is not None:
-        session.save(args.session)
     if args.json:
         print(json.dumps(result_json(result), indent=2, ensure_ascii=False))
     else:
         print(result.answer)
+    if args.session is not None:  # after the answer: a failed save never loses it
+        _save(session, args.session)
     return 0
+
+
+def _save(session: Session, path: Path) -> None:
+    """Save the session; a folder it cannot write is one error line naming the folder."""
+    from tools.errors import needs_write_access
+
+    with needs_write_access(path.parent, "saving the session"):
+        session.save(path)
 
 
 def _print_turn(
@@ -156,5 +165,5 @@ def run_chat(args: argparse.Namespace) -> int:
         elif text:
             _print_turn(assistant, text, session, args.lang, sys.stdout, sys.stderr)
         if args.session is not None:
-            session.save(args.session)
+            _save(session, args.session)
     return 0

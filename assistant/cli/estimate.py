@@ -7,11 +7,12 @@ Hugging Face config.json; the other flags are the fields of the job (`tools.job.
 what is left open takes the job's stated defaults, which the output lists first ("Assumed").
 `--json` prints the estimate with sizes as integer bytes (with the resolved `engine` and
 `optimizer_impl` it carries) and the defaults used under "assumed"; otherwise a table in GiB
-(2^30 bytes) and GB (10^9 bytes): the parts live at the step's peak moment, the total with its
-calibration band, the activations at their own size when the peak holds fewer, every moment of
-the step, and the estimator's assumptions. The estimator's `device` field is not a flag: it
-models CPU kernels for the calibration, and the advice is about GPUs. The estimator is imported
-inside the handler so that building the parser stays light.
+(2^30 bytes) and GB (10^9 bytes): the parts live at the step's peak moment, the total (the whole
+device, as nvidia-smi shows it) with its band from published GPU runs and what torch.cuda's
+reserved and allocated counters would read, the activations at their own size when the peak
+holds fewer, every moment of the step, and the estimator's assumptions. The estimator's `device`
+field is not a flag: it models CPU kernels for the calibration, and the advice is about GPUs.
+The estimator is imported inside the handler so that building the parser stays light.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ def render(result: MemoryEstimate, assumed: list[Assumed] | None = None) -> str:
         "",
         f"Peak per GPU: {result.total_with_band()} at the {result.peak_moment or 'peak'}"
         + (f", the largest of the step's {len(result.moments)} moments" if result.moments else ""),
+        *_figures(result),
         "",
         *assumed_lines(assumed or []),
         *([""] if assumed else []),
@@ -111,6 +113,24 @@ def render(result: MemoryEstimate, assumed: list[Assumed] | None = None) -> str:
         *(f"  - {a}" for a in result.assumptions),
     ]
     return "\n".join(lines)
+
+
+def _figures(result: MemoryEstimate) -> list[str]:
+    """What the total predicts (nvidia-smi), what torch.cuda's counters would read, and what the
+    band was measured on."""
+    f, gib = result.figures, 2**30
+    lines = [
+        f"  the whole device as nvidia-smi shows it; torch.cuda max_memory_reserved "
+        f"{f.reserved / gib:.1f} GiB, max_memory_allocated {f.allocated / gib:.1f} GiB"
+    ]
+    if f.evictable:
+        lines.append(
+            f"  the card must hold {f.required / gib:.1f} GiB: {f.evictable / gib:.1f} GiB is "
+            "paged optimizer state, moved to CPU RAM when the card is full"
+        )
+    if result.uncertainty_basis:
+        lines.append(f"  band: {result.uncertainty_basis}")
+    return lines
 
 
 def _parts_table(result: MemoryEstimate) -> list[str]:

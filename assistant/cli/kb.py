@@ -130,6 +130,8 @@ def format_passages(passages: list[Passage]) -> str:
         lines = [head, body, f"   source: {p.source}"]
         if p.lang_fallback:
             lines.append(f"   (no {p.query_lang} version of this topic; shown in {p.lang})")
+        if p.lexical_only:
+            lines.append("   (keyword search only: the vector store is unavailable)")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

@@ -2,16 +2,30 @@
 
 `extract_slots(text, lang)` reads what a message says about a training job (model, method,
 data size, money, deadline, spot, providers, regions, GPUs, ...) in English, Dutch, French,
-Turkish, German or Spanish as a `tools.job.JobUpdate`, which `tools.job.apply_update` folds into
-the conversation's `JobSpec`; `classify_intent(text, lang, state)` tells a job description from
-a guidance question.
+Turkish, German or Spanish as a `tools.job.JobUpdate`, which `tools.job.apply_update` folds
+into the conversation's `JobSpec` (`read_slots` also returns the values stated that the job
+cannot take, such as "-100M tokens"); `route_intent(text, lang, state, update)` routes the
+message to one of eight intents (`assistant.extract.routing`); `classify_intent(text, lang,
+state)` tells a job description from a guidance question (one of the router's cues).
 Words live in per-language lexicons (assistant/extract/lexicon/<lang>.yaml); patterns are
 compiled once, on first use.
 """
 
 from __future__ import annotations
 
-from assistant.extract.intent import Intent, classify_intent
-from assistant.extract.slots import extract_slots
+from assistant.extract.intent import QuestionKind, classify_intent
+from assistant.extract.routing import INTENTS, Intent, Routed, route_intent
+from assistant.extract.slots import RejectedSlot, SlotReading, extract_slots, read_slots
 
-__all__ = ["Intent", "classify_intent", "extract_slots"]
+__all__ = [
+    "INTENTS",
+    "Intent",
+    "QuestionKind",
+    "RejectedSlot",
+    "Routed",
+    "SlotReading",
+    "classify_intent",
+    "extract_slots",
+    "read_slots",
+    "route_intent",
+]

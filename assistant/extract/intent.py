@@ -1,4 +1,5 @@
-"""classify_intent: a job description, a guidance question, both, or neither.
+"""classify_intent: a job description, a guidance question, both, or neither (the question's
+kind; the intent router, `assistant.extract.routing`, weighs it with the other cues).
 
 - guidance: a question about a concept ("are spot instances safe for training?", "NVLink neden
   önemli?"), a question about the domain ("how often should I checkpoint on spot?", "spot
@@ -31,7 +32,7 @@ from assistant.extract.slots import extract_slots
 from assistant.extract.text import alternation, fold
 from tools.job import JobSpec, JobUpdate
 
-Intent = Literal["job", "guidance", "mixed", "other"]
+QuestionKind = Literal["job", "guidance", "mixed", "other"]
 
 # Slots that make a message about one specific job (a method or a GPU name alone is as likely
 # the topic of a general question: "what is QLoRA?", "is the H100 worth it?").
@@ -89,7 +90,7 @@ def _cues() -> _Cues:
 
 def classify_intent(
     text: str, lang: str, state: JobSpec, update: JobUpdate | None = None
-) -> Intent:
+) -> QuestionKind:
     """What the message asks for, given the job known so far. `update` is the message's
     `extract_slots` result when the caller already has it."""
     update = update if update is not None else extract_slots(text, lang)
@@ -116,7 +117,7 @@ def classify_intent(
 
 def _question_intent(
     cues: _Cues, folded: str, update: JobUpdate, specific: bool, has_job: bool
-) -> Intent:
+) -> QuestionKind:
     """A question: about a specific job (mixed), amending the job (job), or general."""
     if specific or (has_job and cues.own_job.search(folded)):
         return "mixed"

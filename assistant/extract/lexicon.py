@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 from assistant.extract.text import fold
-from tools.languages import LANGUAGES
+from tools.languages import LANGUAGES, Language
 
 _PACKAGE = "assistant.extract"
 
@@ -94,3 +94,33 @@ def lexicon() -> Lexicon:
         magnitudes=magnitudes,
         number_words=numbers,
     )
+
+
+_MIN_LETTERS = 3
+_SHARED_IN = 3  # a word in this many languages' lexicons is jargon, not a language's own
+
+
+@cache
+def language_words() -> tuple[dict[Language, frozenset[str]], frozenset[str]]:
+    """Per language, the lexicon words only that language has ("stunden", "uur", "saatte");
+    and the words shared by several languages or language-independent ("tokens", "lora",
+    "budget"), which say nothing about the language of a message."""
+    import re
+
+    def words_of(data: dict[str, Any]) -> set[str]:
+        found: set[str] = set()
+        texts = [str(p) for items in (data.get("phrases") or {}).values() for p in items]
+        texts += [str(w) for key in ("number_words", "magnitudes") for w in data.get(key) or {}]
+        for text in texts:
+            found |= {w for w in re.findall(r"[^\W\d_]+", fold(text)) if len(w) >= _MIN_LETTERS}
+        return found
+
+    per_lang = {lang: words_of(_read(lang)) for lang in LANGUAGES}
+    counts: dict[str, int] = {}
+    for words in per_lang.values():
+        for word in words:
+            counts[word] = counts.get(word, 0) + 1
+    shared = {w for w, n in counts.items() if n >= _SHARED_IN} | words_of(_read("common"))
+    own = {lang: frozenset(w for w in words if counts[w] == 1 and w not in shared)
+           for lang, words in per_lang.items()}  # fmt: skip
+    return own, frozenset(shared)

@@ -64,8 +64,11 @@ def _family_sizes() -> dict[tuple[str, str], str]:
     table: dict[tuple[str, str], str] = {}
     for arch in list_models():
         family = re.match(r"[a-z]+", normalize_name(arch.name))
-        sizes = [w for w in arch.name.lower().split() if _SIZE.match(w)]
-        if family and sizes:
+        words = arch.name.lower().split()
+        sizes = [w for w in words if _SIZE.match(w)]
+        # "Qwen2.5 Coder 14B" is a variant: "Qwen 14B" means the plain family's model
+        plain = all(_SIZE.match(w) or _VERSION.match(w) for w in words[1:])
+        if family and sizes and plain:
             table[(family.group(), sizes[0])] = arch.id  # later entries are newer
     return table
 
@@ -141,15 +144,16 @@ def _gpu_prefixes() -> frozenset[str]:
     return frozenset(name[:i] for name in names for i in range(1, len(name) + 1))
 
 
-def find_gpus(text: str) -> list[tuple[Found, int | None]]:
+def find_gpus(text: str, bare: bool = False) -> list[tuple[Found, int | None]]:
     """GPUs named in `text` (each a comma-joined list of canonical ids) with a count glued to
-    the name ("8xH100" -> 8), left to right."""
+    the name ("8xH100" -> 8), left to right. With `bare`, a bare model number ("4090") counts
+    as a GPU anywhere (the intent router asks which GPUs a question is about)."""
     toks = tokens(text)
     keys = [gpu_key(t.text) for t in toks]
     found: list[tuple[Found, int | None]] = []
     i = 0
     while i < len(toks):
-        hit = _gpu_at(toks, keys, i)
+        hit = _gpu_at(toks, keys, i, bare)
         if hit is None:
             i += 1
             continue
@@ -160,7 +164,7 @@ def find_gpus(text: str) -> list[tuple[Found, int | None]]:
 
 
 def _gpu_at(
-    toks: list[_Token], keys: list[str], i: int
+    toks: list[_Token], keys: list[str], i: int, bare: bool = False
 ) -> tuple[int, list[str], int | None] | None:
     """The longest GPU name starting at word i, with a count glued to it ("8xh100")."""
     first, count = keys[i], None
@@ -171,7 +175,7 @@ def _gpu_at(
     opener = any(ch.isdigit() for ch in first) or first in _GPU_OPENERS
     # A bare model number ("4090") is a GPU only after a count or "single": "2x 3090",
     # "a single 4090", "twee 4090" (alone it is as likely any number).
-    bare_ok = glued is not None or (i > 0 and _is_count_word(keys[i - 1]))
+    bare_ok = bare or glued is not None or (i > 0 and _is_count_word(keys[i - 1]))
     best = None
     key = ""
     for n in range(1, min(_MAX_GPU_WORDS, len(toks) - i) + 1):
@@ -236,3 +240,15 @@ def _families_of() -> dict[str, list[str]]:
         if "-" in gid:
             table.setdefault(gpu_key(gid.split("-")[0]), []).append(gid)
     return {key: ids for key, ids in table.items() if len(ids) > 1}
+
+
+@cache
+def name_words() -> frozenset[str]:
+    """Words of model and GPU names ("llama", "qwen", "coder", "rtx"): no language's words."""
+    words: set[str] = set()
+    for arch in list_models():
+        words |= set(re.findall(r"[a-z]+", (arch.name + " " + arch.id).lower()))
+    for spec in list_gpus():
+        for name in (spec.id, spec.name, *spec.aliases):
+            words |= set(re.findall(r"[a-z]+", name.lower()))
+    return frozenset(w for w in words if len(w) >= 2) | _GPU_OPENERS

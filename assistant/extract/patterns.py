@@ -18,6 +18,9 @@ from assistant.extract.text import alternation, trie_regex
 from tools.languages import LANGUAGES
 
 _FLAGS = re.UNICODE
+# Currencies the lexicon names (`currency.<code>`); an amount in any of them is converted to USD
+# where the job is resolved.
+CURRENCIES = ("USD", "EUR", "TRY", "GBP", "CHF", "JPY", "INR")
 
 
 @dataclass(frozen=True)
@@ -121,9 +124,11 @@ def patterns(lang: str) -> Patterns:
     num_or_word = f"(?:{num}|(?<!\\w)(?P<w>{_words(words)}))"
     mag = f"(?:\\s?(?P<mag>{_words(mags)}))"
     conn = f"(?:{alt('connector')}\\s*)?"
-    label_link = r"(?:'\w+)?\s*(?:[:=]|of|van|de|du|von|is|ist|est|es|olarak|op)?\s*"
+    label_link = (
+        r"(?:'\w+)?\s*(?:[:=]|of|to|at|van|naar|op|de|du|von|auf|is|ist|est|es|olarak|a)?\s*"
+    )
     per_hour = alt("rate.after", glue=True)
-    cur = alt("currency.USD", True), alt("currency.EUR", True), alt("currency.TRY", True)
+    cur = tuple(alt(f"currency.{code}", True) for code in CURRENCIES)
     cur_any = "(?:" + "|".join(cur) + ")"
     num2 = number_source(lang)
     c = lambda source: re.compile(source, _FLAGS)  # noqa: E731
@@ -136,7 +141,7 @@ def patterns(lang: str) -> Patterns:
             f"\\s*{cur_any}"
         ),
         currency=_choice(
-            {code: lex.get(f"currency.{code}") for code in ("USD", "EUR", "TRY")}, glue_digits=True
+            {code: lex.get(f"currency.{code}") for code in CURRENCIES}, glue_digits=True
         ),
         rate_after=c(f"\\s*{per_hour}"),
         rate_before=c(f"{alt('rate.before')}[^\\d¦]{{0,25}}$"),

@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
+
+from pydantic import ValidationError
 
 from assistant.extract.cues import gpu_is_wanted, money_is_limit
 from assistant.extract.names import Found, find_gpus, find_models
@@ -25,7 +27,7 @@ from assistant.extract.text import MASK, fold
 from tools.architectures.param_guess import MAX_PARAMS, MIN_PARAMS
 from tools.catalog.providers import known_providers
 from tools.gpus import lookup_gpu
-from tools.job import JobUpdate, Money
+from tools.job import FieldName, JobUpdate, Money
 from tools.job.limits import MAX_BATCH, MAX_SEQ_LEN
 
 MAX_CHARS = 20_000  # longer messages are read up to here (the assistant refuses > 4000 anyway)
@@ -34,27 +36,63 @@ _MAX_COUNT = MAX_BATCH  # GPUs, batch, rank: the job's own upper limits
 
 
 class Doc:
-    """The folded message; spans read are masked so later readers skip them."""
+    """The folded message; spans read are masked so later readers skip them. `written` keeps,
+    per slot, the words that set it (as folded), for a value the job cannot take."""
 
     def __init__(self, text: str) -> None:
         self.text = fold(text[:MAX_CHARS])
+        self.written: dict[str, str] = {}
 
     def mask(self, start: int, end: int) -> None:
         self.text = self.text[:start] + MASK * (end - start) + self.text[end:]
+
+    def note(self, slot: str, match: re.Match[str]) -> None:
+        self.written[slot] = match.group().strip()
 
 
 Slots = dict[str, Any]
 Reader = Callable[[Doc, Patterns, Slots], None]
 
 
+class RejectedSlot(NamedTuple):
+    """A value the message states outright that the job cannot take ("-100M tokens", "batch
+    0", "1e20 samples"): the field, the words as written (folded) and what is valid."""
+
+    field: FieldName
+    written: str
+    reason: str
+
+
+class SlotReading(NamedTuple):
+    update: JobUpdate
+    rejected: tuple[RejectedSlot, ...]
+
+
 def extract_slots(text: str, lang: str) -> JobUpdate:
     """The job fields `text` (in `lang`: en, nl, fr, tr, de or es; others read as en) sets."""
+    return read_slots(text, lang).update
+
+
+def read_slots(text: str, lang: str) -> SlotReading:
+    """`extract_slots`, with the values read that the job model (`tools.job.JobUpdate`) refuses:
+    each slot is checked alone against it, so one bad value never loses the others."""
     doc = Doc(text)
     p = patterns(lang)
     slots: Slots = {}
     for reader in _READERS:
         reader(doc, p, slots)
-    return JobUpdate(**slots)
+    kept: Slots = {}
+    rejected: list[RejectedSlot] = []
+    for name, value in slots.items():
+        try:
+            JobUpdate.model_validate({name: value})
+        except ValidationError as exc:
+            reason = "; ".join(str(e["msg"]) for e in exc.errors())
+            written = doc.written.get(name, str(value))
+            rejected.append(RejectedSlot(cast(FieldName, name), written, reason))
+            continue
+        kept[name] = value
+    return SlotReading(JobUpdate(**kept), tuple(rejected))
 
 
 def _read_models(doc: Doc, p: Patterns, slots: Slots) -> None:
@@ -199,24 +237,24 @@ def _read_seq_len(doc: Doc, p: Patterns, slots: Slots) -> None:
 def _read_data(doc: Doc, p: Patterns, slots: Slots) -> None:
     for match in list(p.tokens.finditer(doc.text)):
         value = parse_number(match["n"]) * _magnitude(p, match["mag"])
-        if not match["mag"] and value < 100_000 and "seq_len" not in slots:
-            if value >= 1 and value == int(value):
+        if not match["mag"] and 1 <= value < 100_000 and "seq_len" not in slots:
+            if value == int(value):
                 slots["seq_len"] = int(value)  # "2048 tokens": a sequence, not a dataset
-        elif value >= 1:
+        else:  # "-100M tokens", "0 tokens" too: stated, so refused by the job model, not lost
             slots["tokens"] = value
+            doc.note("tokens", match)
             slots.pop("samples", None)
         doc.mask(*match.span())
     for match in list(p.samples.finditer(doc.text)):
         value = parse_number(match["n"]) * _magnitude(p, match["mag"])
-        if value >= 1:
-            slots["samples"] = round(value)
-            slots.pop("tokens", None)
+        slots["samples"] = round(value) if value == int(value) else value
+        doc.note("samples", match)
+        slots.pop("tokens", None)
         doc.mask(*match.span())
     for regex in p.epochs:
         for match in list(regex.finditer(doc.text)):
-            value = number_word_value(p, match)
-            if 0 < value <= 10_000:
-                slots["epochs"] = value
+            slots["epochs"] = number_word_value(p, match)
+            doc.note("epochs", match)
             doc.mask(*match.span())
 
 
@@ -246,8 +284,9 @@ def _read_gpu_count(doc: Doc, p: Patterns, slots: Slots) -> None:
     for regex in p.gpu_count:
         for match in list(regex.finditer(doc.text)):
             count = _count(p, match)
-            if count is not None and 1 <= count <= _MAX_COUNT:
+            if count is not None:  # "0 GPUs", "100000 GPUs": stated, refused by the job model
                 slots["num_gpus"] = count
+                doc.note("num_gpus", match)
                 doc.mask(*match.span())
 
 
@@ -264,18 +303,18 @@ def _read_batch_rank(doc: Doc, p: Patterns, slots: Slots) -> None:
         for regex in regexes:
             for match in list(regex.finditer(doc.text)):
                 value = parse_number(match["n"])
-                if 1 <= value <= _MAX_COUNT and value == int(value):
-                    slots[slot] = int(value)
-                    doc.mask(*match.span())
+                slots[slot] = int(value) if value == int(value) else value
+                doc.note(slot, match)
+                doc.mask(*match.span())
 
 
 def _read_deadline(doc: Doc, p: Patterns, slots: Slots) -> None:
     for match in list(p.deadline.finditer(doc.text)):
         value = number_word_value(p, match)
         hours = value * (1 if match["hour"] else 24 if match["day"] else 168)
-        if 0 < hours <= 24 * 366:
-            slots["deadline_hours"] = hours
-            doc.mask(*match.span())
+        slots["deadline_hours"] = hours
+        doc.note("deadline_hours", match)
+        doc.mask(*match.span())
 
 
 def _read_words(doc: Doc, p: Patterns, slots: Slots) -> None:

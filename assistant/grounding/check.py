@@ -107,8 +107,12 @@ class SourceIndex:
     # -- collecting
 
     def add_value(self, value: float, key: str = "") -> None:
-        """A number and the forms it may be displayed in (see the module docstring)."""
-        if not math.isfinite(value):
+        """A number and the forms it may be displayed in (see the module docstring); one that is
+        not a finite float (an int beyond 1e308 included) grounds nothing."""
+        try:
+            if not math.isfinite(value):
+                return
+        except OverflowError:
             return
         self._add(RAW, value)
         if isinstance(value, int) and abs(value) >= _BYTES_MIN:
@@ -130,8 +134,12 @@ class SourceIndex:
             self._add(TIME, value / 24)
 
     def _add(self, kind: str, value: float) -> None:
-        self._values[kind].append(abs(float(value)))
-        self._sorted = False
+        """Record a source value; one that is not a finite float (a figure such as "1e309")
+        grounds nothing and is left out."""
+        value = abs(float(value))
+        if math.isfinite(value):
+            self._values[kind].append(value)
+            self._sorted = False
 
     def add_date(self, day: date) -> None:
         self._dates |= {(day.year, day.month, day.day), (day.year, day.month, None)}

@@ -30,18 +30,24 @@ Everything else is a figure to be traced.
 A bare integer from 0 to 10 (no decimals, money sign, percent or suffix) is marked `exact`: it is
 nearly always a count or a position ("8x H100", "2 nodes", "top 3"), so it is grounded only by an
 equal whole number in the sources, never by rounding a measured quantity (2.7 hours is not "3").
+
+Reading never raises, whatever the text. A figure whose value or precision is not a finite float
+("1e309", "1e-400" written with its precision, a 400-digit run) is still a figure but not a
+usable number (`ShownNumber.usable` is False): its one candidate, `UNUSABLE`, matches no source
+value, so such a figure in an answer is never grounded, and in a source it grounds nothing.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from babel.dates import get_month_names
 from babel.numbers import get_decimal_symbol, get_group_symbol
 
-from tools.languages import LANGUAGES, LOCALES
+from assistant.grounding.dates import ShownDate, find_dates
+from tools.languages import LOCALES
 
 __all__ = [
     "ANY_KIND",
@@ -51,6 +57,7 @@ __all__ = [
     "SIZE",
     "SOURCE_KINDS",
     "TIME",
+    "UNUSABLE",
     "Candidate",
     "ShownDate",
     "ShownNumber",
@@ -136,6 +143,10 @@ class Candidate:
     kinds: frozenset[str] = ANY_KIND
 
 
+# The one candidate of a figure that is not a usable number: no source value of no kind matches.
+UNUSABLE = Candidate(value=math.inf, tol=0.0, exact=True, kinds=frozenset())
+
+
 @dataclass(frozen=True, slots=True)
 class ShownNumber:
     """A written number; grounded when every candidate of one of its readings is. `money`: written
@@ -146,14 +157,10 @@ class ShownNumber:
     readings: tuple[tuple[Candidate, ...], ...]
     money: bool = False
 
-
-@dataclass(frozen=True, slots=True)
-class ShownDate:
-    """A written date; `options` are (year, month, day or None) readings."""
-
-    text: str
-    start: int
-    options: tuple[tuple[int, int, int | None], ...]
+    @property
+    def usable(self) -> bool:
+        """False for a figure whose value overflows (its only reading is `UNUSABLE`)."""
+        return self.readings != ((UNUSABLE,),)
 
 
 def shown_figures(text: str, lang: str | None = None) -> tuple[list[ShownNumber], list[ShownDate]]:
@@ -171,7 +178,7 @@ def _shown_figures(
         return (), ()
     masked = _mask(text, _URL)
     masked = _mask_identifiers(masked)
-    dates, masked = _find_dates(masked, text) if _YEAR.search(masked) else ([], masked)
+    dates, masked = find_dates(masked, text) if _YEAR.search(masked) else ([], masked)
     skip = {m.start(1) for m in _LIST_MARKER.finditer(masked)}
     numbers = []
     for match in _NUMBER.finditer(masked):
@@ -205,13 +212,14 @@ def _read_number(
 ) -> ShownNumber | None:
     raw, end = match.group("num"), match.end()
     after, before = masked[end : end + 16], masked[max(0, match.start() - 8) : match.start()]
-    if _ORDINAL.match(after) and not match.group("exp") and raw.isdigit() and int(raw) <= SMALL_INT:
+    exp = match.group("exp")
+    small = len(raw) <= 3 and raw.isdigit() and int(raw) <= SMALL_INT  # no int() of 5,000 digits
+    if _ORDINAL.match(after) and not exp and small:
         return None
     readings = _readings(raw, marks)
-    exp = match.group("exp")
     if exp:
-        scale = 10.0 ** int(exp[1:])
-        readings = [[(v * scale, d - int(exp[1:])) for v, d in r] for r in readings]
+        power = int(exp[1:])
+        readings = [[(_scaled(v, power), d - power) for v, d in r] for r in readings]
     shown_end = end
     percent = _PERCENT_AFTER.match(after)
     magnitude = _MAGNITUDE.match(after) if not percent else None
@@ -221,6 +229,8 @@ def _read_number(
     shown_end += percent.end() if percent else (magnitude.end() if magnitude else 0)
     kinds = _kinds(before, after)
     candidates = _candidates(readings, is_percent, _multipliers(magnitude), kinds)
+    if not all(math.isfinite(c.value) and math.isfinite(c.tol) for r in candidates for c in r):
+        candidates = ((UNUSABLE,),)
     money = kinds == _MONEY_KINDS
     shown = text[match.start() : shown_end].strip()
     return ShownNumber(shown, match.start(), candidates, money)
@@ -270,6 +280,14 @@ def _candidates(
     return tuple(out)
 
 
+def _scaled(value: float, power: int) -> float:
+    """`value` x 10**`power`; infinite (never an OverflowError) when that is beyond a float."""
+    try:
+        return value * 10.0**power
+    except OverflowError:
+        return math.inf if value else 0.0
+
+
 def _candidate(
     value: float,
     digits: int,
@@ -281,7 +299,7 @@ def _candidate(
     exact = may_be_exact and digits == 0 and value <= SMALL_INT
     if money and abs(value * scale) < TINY_MONEY:
         kinds = frozenset({MONEY})  # "$0.01": only a money value of the sources grounds it
-    return Candidate(value * scale, 0.5 * 10.0**-digits * scale, exact, kinds)
+    return Candidate(value * scale, 0.5 * _scaled(1.0, -digits) * scale, exact, kinds)
 
 
 def _readings(raw: str, marks: tuple[str, str] | None = None) -> list[list[tuple[float, int]]]:
@@ -333,61 +351,3 @@ def _decimal(raw: str, point: int) -> tuple[float, int]:
     whole = "".join(ch for ch in raw[:point] if ch.isdigit()) or "0"
     frac = raw[point + 1 :]
     return float(f"{whole}.{frac}"), len(frac)
-
-
-# ------------------------------------------------------------------------------ dates
-
-
-@cache
-def _month_numbers() -> dict[str, int]:
-    """Month names and abbreviations of the six languages, lower case without dots -> 1..12."""
-    names: dict[str, int] = {}
-    for lang in LANGUAGES:
-        for width in ("wide", "abbreviated"):
-            for context in ("format", "stand-alone"):
-                months = get_month_names(width, context=context, locale=lang)
-                for number, name in months.items():
-                    names[name.lower().rstrip(".")] = int(number)
-    return names
-
-
-@cache
-def _date_patterns() -> tuple[re.Pattern[str], ...]:
-    month = "|".join(sorted(map(re.escape, _month_numbers()), key=len, reverse=True))
-    return (
-        re.compile(r"(?<!\d)(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})(?!\d)"),
-        re.compile(r"(?<![\d.,])(?P<a>\d{1,2})[./-](?P<b>\d{1,2})[./-](?P<y>\d{4})(?!\d)"),
-        re.compile(rf"(?<!\d)(?P<d>\d{{1,2}})\.?[ \u00a0](?:de[ \u00a0])?(?P<mn>{month})\.?,?"
-                   rf"[ \u00a0](?:de[ \u00a0])?(?P<y>\d{{4}})(?!\d)", re.I),
-        re.compile(rf"(?<![^\W\d_])(?=[^\W\d_]{{3,10}}\.?[ \u00a0]\d)(?P<mn>{month})\.?"
-                   rf"[ \u00a0](?P<d>\d{{1,2}}),?[ \u00a0](?P<y>\d{{4}})(?!\d)", re.I),
-        re.compile(rf"(?<![^\W\d_])(?=[^\W\d_]{{3,10}}\.?[ \u00a0]\d)(?P<mn>{month})\.?[ \u00a0]"
-                   rf"(?P<y>\d{{4}})(?!\d)", re.I),
-    )  # fmt: skip
-
-
-def _find_dates(masked: str, text: str) -> tuple[list[ShownDate], str]:
-    dates: list[ShownDate] = []
-    for pattern in _date_patterns():
-        matches = list(pattern.finditer(masked))
-        for match in matches:
-            options = _date_options(match)
-            if options:
-                dates.append(ShownDate(text[match.start() : match.end()], match.start(), options))
-        if matches:
-            masked = _mask(masked, pattern)
-    dates.sort(key=lambda d: d.start)
-    return dates, masked
-
-
-def _date_options(match: re.Match[str]) -> tuple[tuple[int, int, int | None], ...]:
-    groups = match.groupdict()
-    year = int(groups["y"])
-    pairs: list[tuple[int, int | None]]
-    if groups.get("a"):
-        a, b = int(groups["a"]), int(groups["b"])
-        pairs = [(b, a), (a, b)]  # day.month.year first, month/day/year second
-    else:
-        month = _month_numbers()[groups["mn"].lower()] if groups.get("mn") else int(groups["m"])
-        pairs = [(month, int(groups["d"]) if groups.get("d") else None)]
-    return tuple((year, m, d) for m, d in pairs if 1 <= m <= 12 and (d is None or 1 <= d <= 31))

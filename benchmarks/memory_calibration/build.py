@@ -47,6 +47,20 @@ MODELS: dict[ModelKey, tuple[str, dict[str, Any]]] = {
             "intermediate_size": 512,
         },
     ),
+    # Llama 3 layout (GQA 8/2) at 512 wide, 2 layers, with a 512-token vocabulary: long
+    # micro-batches whose peak is a layer rebuilt in the backward pass, not the logits.
+    "llama-v512": (
+        "Llama 3.1 8B",
+        {
+            "hidden_size": 512,
+            "num_layers": 2,
+            "num_heads": 8,
+            "num_kv_heads": 2,
+            "head_dim": 64,
+            "intermediate_size": 1792,
+            "vocab_size": 512,
+        },
+    ),
     "llama-1b": ("Llama 3.2 1B", {}),
     "qwen2-0.5b": ("Qwen2.5 0.5B", {}),
 }

@@ -11,7 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ModelKey = Literal["gpt2", "gpt2-2l", "bert", "llama", "qwen2", "mixtral", "llama-1b", "qwen2-0.5b"]
+ModelKey = Literal[
+    "gpt2", "gpt2-2l", "bert", "llama", "qwen2", "mixtral", "llama-v512", "llama-1b", "qwen2-0.5b"
+]
 Subset = Literal["quick", "full", "gpu"]
 
 
@@ -125,6 +127,20 @@ _FULL_EXTRA: tuple[Case, ...] = (
     _c("mixtral", precision="bf16-mixed", batch=4, seq_len=256),
     _c("mixtral", optimizer="adafactor", batch=4, seq_len=256),
     _c("mixtral", method="lora", lora_rank=8, lora_targets="attention", batch=4, seq_len=256),
+    # A 512-token vocabulary and 4096-token micro-batches: the peak is a layer being rebuilt
+    # and differentiated, with its activation gradients, not the loss.
+    _c("llama-v512", checkpointing="full", batch=4, seq_len=1024),
+    _c("llama-v512", precision="bf16", checkpointing="full", batch=4, seq_len=1024),
+    _c(
+        "llama-v512",
+        method="lora",
+        lora_rank=16,
+        precision="bf16-mixed",
+        checkpointing="full",
+        batch=4,
+        seq_len=1024,
+    ),
+    _c("llama-v512", method="lora", lora_rank=16, precision="bf16", batch=4, seq_len=1024),
 )
 
 # CUDA: real widths and depths that still run in seconds on one data-centre GPU, plus QLoRA.

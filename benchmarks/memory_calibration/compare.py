@@ -72,7 +72,13 @@ def map_measured(peak: PhasePeak, reserved: int | None = None) -> dict[str, int]
 
 PHASE_MOMENTS = {
     "forward": ("forward",),
-    "backward": ("loss backward", "lm_head backward", "recompute", "embedding backward"),
+    "backward": (
+        "loss backward",
+        "lm_head backward",
+        "recompute",
+        "first layer backward",
+        "embedding backward",
+    ),
     "optimizer": ("optimizer step",),
 }
 

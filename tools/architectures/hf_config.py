@@ -1,9 +1,11 @@
 """Read (and write) Hugging Face config.json files as `ModelArch`.
 
 Only plain JSON is read: no remote code, no pickles, nothing downloaded. Each supported
-`model_type` names its keys the way its transformers config class does; an unknown type is read
-the Llama way when the Llama keys are there. Defaults below are those of the transformers config
-classes (e.g. `LlamaConfig.tie_word_embeddings = False`, `Gemma2Config.tie_word_embeddings = True`).
+`model_type` (SUPPORTED_MODEL_TYPES) names its keys the way its transformers config class does,
+mixture-of-experts and latent-attention fields included; any other type is an error naming the
+supported ones, never a Llama-shaped guess (a 60-expert Qwen2-MoE read as dense would be 1.9B
+parameters instead of 14.3B). Defaults below are those of the transformers config classes (e.g.
+`LlamaConfig.tie_word_embeddings = False`, `Gemma2Config.tie_word_embeddings = True`).
 """
 
 from __future__ import annotations
@@ -26,15 +28,24 @@ _LLAMA_KEYS = (
     "intermediate_size",
     "vocab_size",
 )
-# model_type -> (family, tied embeddings default, norms per layer, q/k/v bias always on)
+# model_type -> (family, tied embeddings default, norms per layer, q/k/v bias always on), from
+# each transformers config class's defaults (e.g. GemmaConfig.tie_word_embeddings = True,
+# Qwen2MoeAttention's q/k/v biases).
 _DECODERS: dict[str, tuple[str, bool, int, bool]] = {
     "llama": ("llama", False, 2, False),
     "mistral": ("mistral", False, 2, False),
     "mixtral": ("mixtral", False, 2, False),
     "qwen2": ("qwen2", False, 2, True),
+    "qwen3": ("qwen3", False, 2, False),
+    "gemma": ("gemma", True, 2, False),
     "gemma2": ("gemma2", True, 4, False),
     "phi3": ("phi3", False, 2, False),
+    "qwen2_moe": ("qwen2_moe", False, 2, True),
+    "qwen3_moe": ("qwen3_moe", False, 2, False),
+    "deepseek_v2": ("deepseek_v2", False, 2, False),
+    "deepseek_v3": ("deepseek_v3", False, 2, False),
 }
+SUPPORTED_MODEL_TYPES = (*_DECODERS, "gpt2", "bert", "t5")
 
 
 def _require(config: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
@@ -51,7 +62,15 @@ def _require(config: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
 
 
 def _read_decoder(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
-    family, tied, norms, qkv_bias = _DECODERS.get(model_type, ("llama", False, 2, False))
+    if model_type not in _DECODERS:
+        raise InvalidInputError(
+            "config.json model_type",
+            model_type or None,
+            f"one of the supported types: {', '.join(SUPPORTED_MODEL_TYPES)} (other architectures"
+            " are not read, so that a mixture-of-experts or hybrid model is never counted as a"
+            " dense one)",
+        )
+    family, tied, norms, qkv_bias = _DECODERS[model_type]
     _require(cfg, _LLAMA_KEYS, f"model_type {model_type!r}")
     heads = cfg["num_attention_heads"]
     attention_bias = bool(cfg.get("attention_bias", False))
@@ -68,13 +87,79 @@ def _read_decoder(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
         "max_position_embeddings": cfg.get("max_position_embeddings", 2048),
         "tied_embeddings": cfg.get("tie_word_embeddings", tied),
         "gated_mlp": True,
-        "num_experts": cfg.get("num_local_experts", 1),
-        "experts_per_token": cfg.get("num_experts_per_tok", 1) if "num_local_experts" in cfg else 1,
         "qkv_bias": qkv_bias or attention_bias,
         "o_bias": attention_bias,
         "mlp_bias": bool(cfg.get("mlp_bias", False)),
         "norm": "rmsnorm",
         "norms_per_layer": norms,
+        "qk_norm": model_type in ("qwen3", "qwen3_moe"),
+        **_moe_fields(cfg, model_type),
+        **_mla_fields(cfg, model_type),
+    }
+
+
+def _moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
+    """Experts, top-k, dense layers and shared experts as each MoE config names them.
+
+    Qwen2-MoE / Qwen3-MoE (Qwen2MoeConfig, Qwen3MoeConfig): `num_experts`, expert width
+    `moe_intermediate_size`, a layer is MoE when it is not in `mlp_only_layers` and
+    (index + 1) % `decoder_sparse_step` == 0, the rest use `intermediate_size`; Qwen2-MoE adds a
+    shared expert of `shared_expert_intermediate_size` with a sigmoid gate. DeepSeek-V2/V3:
+    `n_routed_experts`, the first `first_k_dense_replace` layers and those off `moe_layer_freq`
+    are dense, `n_shared_experts` x `moe_intermediate_size` of shared experts (V3's per-expert
+    `e_score_correction_bias` is a buffer, not a parameter, in transformers' DeepseekV3TopkRouter).
+    Mixtral: `num_local_experts` of `intermediate_size`.
+    """
+    if model_type == "mixtral":
+        local = int(cfg.get("num_local_experts", 8))
+        return {"num_experts": local, "experts_per_token": int(cfg.get("num_experts_per_tok", 2))}
+    if model_type not in ("qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"):
+        return {}
+    deepseek = model_type.startswith("deepseek")
+    experts = cfg.get("n_routed_experts") if deepseek else cfg.get("num_experts")
+    _require(cfg, ("moe_intermediate_size", "num_experts_per_tok"), f"model_type {model_type!r}")
+    layers = int(cfg["num_hidden_layers"])
+    moe = [_is_moe_layer(cfg, i, deepseek) for i in range(layers)]
+    width = int(cfg["moe_intermediate_size"])
+    if deepseek:
+        shared = int(cfg.get("n_shared_experts") or 0) * width
+    else:
+        shared = int(cfg.get("shared_expert_intermediate_size") or 0)
+    return {
+        "num_experts": int(experts or 1),
+        "experts_per_token": int(cfg["num_experts_per_tok"]),
+        "intermediate_size": width,
+        "dense_layers": layers - sum(moe),
+        "dense_intermediate_size": int(cfg["intermediate_size"]) if not all(moe) else 0,
+        "shared_expert_intermediate_size": shared,
+        "shared_expert_gate": model_type == "qwen2_moe" and shared > 0,
+    }
+
+
+def _is_moe_layer(cfg: dict[str, Any], index: int, deepseek: bool) -> bool:
+    if deepseek:
+        first_dense = int(cfg.get("first_k_dense_replace") or 0)
+        freq = int(cfg.get("moe_layer_freq") or 1)
+        return index >= first_dense and index % freq == 0
+    step = int(cfg.get("decoder_sparse_step") or 1)
+    return index not in (cfg.get("mlp_only_layers") or []) and (index + 1) % step == 0
+
+
+def _mla_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
+    """DeepSeek-V2/V3 multi-head latent attention: q/k heads are qk_nope + qk_rope wide, values
+    v_head_dim; `q_lora_rank` null means a plain query projection."""
+    if not model_type.startswith("deepseek"):
+        return {}
+    _require(cfg, ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"),
+             f"model_type {model_type!r}")  # fmt: skip
+    heads = int(cfg["num_attention_heads"])
+    return {
+        "num_kv_heads": heads,
+        "head_dim": int(cfg["qk_nope_head_dim"]) + int(cfg["qk_rope_head_dim"]),
+        "q_lora_rank": int(cfg.get("q_lora_rank") or 0),
+        "kv_lora_rank": int(cfg["kv_lora_rank"]),
+        "qk_rope_head_dim": int(cfg["qk_rope_head_dim"]),
+        "v_head_dim": int(cfg["v_head_dim"]),
     }
 
 
@@ -217,9 +302,44 @@ def to_hf_config(arch: ModelArch) -> dict[str, Any]:
     }  # fmt: skip
     if arch.family == "bert":
         config["type_vocab_size"] = arch.type_vocab_size
-    if arch.is_moe:
-        config["num_local_experts"] = arch.num_experts
-        config["num_experts_per_tok"] = arch.experts_per_token
+    config |= _moe_config(arch) | _mla_config(arch)
     if arch.family in ("llama", "mistral") and arch.qkv_bias:
         config["attention_bias"] = True
     return config
+
+
+def _moe_config(arch: ModelArch) -> dict[str, Any]:
+    """The experts in the family's own key names (the inverse of `_moe_fields`)."""
+    if not arch.is_moe:
+        return {}
+    if arch.family == "mixtral":
+        return {
+            "num_local_experts": arch.num_experts,
+            "num_experts_per_tok": arch.experts_per_token,
+        }
+    out: dict[str, Any] = {
+        "num_experts_per_tok": arch.experts_per_token,
+        "moe_intermediate_size": arch.intermediate_size,
+        "intermediate_size": arch.dense_intermediate_size or arch.intermediate_size,
+    }
+    if arch.family.startswith("deepseek"):
+        shared = arch.shared_expert_intermediate_size // arch.intermediate_size
+        return out | {
+            "n_routed_experts": arch.num_experts, "n_shared_experts": shared,
+            "first_k_dense_replace": arch.dense_layers, "moe_layer_freq": 1,
+        }  # fmt: skip
+    return out | {
+        "num_experts": arch.num_experts,
+        "mlp_only_layers": list(range(arch.dense_layers)),
+        "shared_expert_intermediate_size": arch.shared_expert_intermediate_size,
+    }
+
+
+def _mla_config(arch: ModelArch) -> dict[str, Any]:
+    if not arch.is_mla:
+        return {}
+    return {
+        "q_lora_rank": arch.q_lora_rank or None, "kv_lora_rank": arch.kv_lora_rank,
+        "qk_nope_head_dim": arch.head_dim - arch.qk_rope_head_dim,
+        "qk_rope_head_dim": arch.qk_rope_head_dim, "v_head_dim": arch.v_head_dim,
+    }  # fmt: skip

@@ -8,7 +8,6 @@ tools/architectures/architecture.py.
 
 from __future__ import annotations
 
-import difflib
 import re
 from functools import cache
 from importlib import resources
@@ -32,6 +31,7 @@ __all__ = [
 # Tokens that name a variant with the same weights' shapes (fine-tunes, repackaged checkpoints).
 _VARIANT_TOKENS = frozenset({"instruct", "chat", "hf", "it"})
 _SUGGESTIONS = 5
+_CLOSE = 60  # rapidfuzz WRatio (0-100) from which a known name is offered as "did you mean"
 
 
 def normalize_name(name: str) -> str:
@@ -88,8 +88,11 @@ def lookup_model(name: str) -> ModelArch:
     key = normalize_name(name)
     if key in index:
         return index[key]
-    close = difflib.get_close_matches(key, list(index), n=3 * _SUGGESTIONS, cutoff=0.5)
-    suggestions = list(dict.fromkeys(index[k].id for k in close))[:_SUGGESTIONS]
+    from rapidfuzz import fuzz, process  # deferred: only for a name that is not known
+
+    close = process.extract(key, list(index), scorer=fuzz.WRatio, limit=3 * _SUGGESTIONS,
+                            score_cutoff=_CLOSE)  # fmt: skip
+    suggestions = list(dict.fromkeys(index[k].id for k, _, _ in close))[:_SUGGESTIONS]
     raise UnknownNameError("model", name, suggestions)
 
 

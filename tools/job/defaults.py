@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
 from tools.enums import Method
+from tools.job.spec import MECHANISM_FIELDS
 
 __all__ = ["DEFAULTS", "Default", "default_for"]
 
@@ -44,15 +45,23 @@ class Default(Generic[T]):
 
 
 DEFAULT_METHOD: Final = "lora"
-# A CUDA context plus PyTorch's kernels and cuBLAS workspaces: a bare `torch.randn(1).cuda()`
-# already shows 723 MiB in nvidia-smi
-# (https://discuss.pytorch.org/t/what-is-the-reason-for-pytorchs-gpu-memory-floor/73021);
-# gpu_poor assumes 650 MB. 1 GiB leaves room for the workspaces loaded once training starts.
-CUDA_CONTEXT_GIB: Final = 1.0
-# PyTorch's caching allocator reserves more than it hands out (block rounding and fragmentation);
-# 10 % of the allocated bytes is a conservative margin, overridable per job.
+# A CUDA context plus PyTorch's kernels: a bare `torch.randn(1).cuda()` already shows 723 MiB in
+# nvidia-smi (https://discuss.pytorch.org/t/what-is-the-reason-for-pytorchs-gpu-memory-floor/73021);
+# gpu_poor assumes 650 MB; CUDA's lazy module loading (PyTorch's default since 1.13) loads fewer
+# kernels up front. cuBLAS/cuDNN workspaces come from PyTorch's allocator and are counted as
+# allocations, not here. 0.75 GiB covers the measured context; set it when yours is known (the
+# Hugging Face docs measured 1,343 MiB on a V100 under CUDA 11 without lazy loading).
+CUDA_CONTEXT_GIB: Final = 0.75
+# PyTorch's caching allocator reserves more than it hands out: blocks freed within a step are
+# cached and reused only where they fit (block splitting, 2 MiB / 20 MiB segments). Weights and
+# optimizer state, allocated once, leave no holes; 10 % of the bytes each step allocates and
+# frees (activations, gradients, gathered weights, temporaries) is the margin, overridable.
 FRAGMENTATION: Final = 0.10
 DEFAULT_TOKENS: Final = 100_000_000
+_AS_THE_STACK_RUNS_IT: Final = (
+    "as the job's stack runs it (its profile in tools/memory/stacks/profiles.py; the value used is"
+    " stated in the estimate's assumptions)"
+)
 
 DEFAULTS: Final[dict[str, Default[Any]]] = {
     # -- the training job
@@ -78,7 +87,9 @@ DEFAULTS: Final[dict[str, Default[Any]]] = {
     ),
     "lora_dropout": Default(0.0, "no LoRA dropout, PEFT LoraConfig's default"),
     "qlora_double_quant": Default(
-        True, "NF4 with double quantization, the QLoRA paper's recipe (section 3)"
+        None,
+        "the stack's choice: NF4 with double quantization under hf (the QLoRA paper's recipe,"
+        " section 3), torchtune and unsloth; litgpt's bnb.nf4 without it",
     ),
     "micro_batch_size": Default(
         1,
@@ -107,16 +118,26 @@ DEFAULTS: Final[dict[str, Default[Any]]] = {
     "tensor_parallel": Default(1, "no tensor parallelism"),
     "sequence_parallel": Default(False, "no sequence parallelism"),
     "cuda_context_gib": Default(
-        CUDA_CONTEXT_GIB, "1 GiB per GPU for the CUDA context and the framework's kernels"
+        CUDA_CONTEXT_GIB, "0.75 GiB per GPU for the CUDA context and the framework's kernels"
     ),
     "fragmentation": Default(
-        FRAGMENTATION, "10% of the allocated bytes for the allocator's rounding and caching"
+        FRAGMENTATION,
+        "10% of the bytes each step allocates and frees, for the allocator's rounding and caching",
     ),
+    # -- the training stack; each mechanism left open takes the stack's profile value, stated
+    # with its source in the estimate's assumptions (tools/memory/stacks/profiles.py)
+    "stack": Default(
+        "hf",
+        "the Hugging Face stack (Trainer, TRL, PEFT, Accelerate, DeepSpeed), the usual way to"
+        " fine-tune on rented GPUs; say litgpt, torchtune, torchtitan, unsloth or megatron",
+    ),
+    **{name: Default(None, _AS_THE_STACK_RUNS_IT) for name in MECHANISM_FIELDS},
     # -- the parallel plan of one estimate (the ranking chooses its own per instance)
     "num_gpus": Default(1, "one GPU"),
     "zero_stage": Default(0, "no ZeRO sharding"),
     "sharding": Default("deepspeed", "DeepSpeed's ZeRO-3 gathering unit (one layer's weights)"),
     "offload_optimizer": Default(False, "optimizer state on the GPU"),
+    "offload_params": Default(False, "weights on the GPU"),
     # -- the data
     "tokens": Default(DEFAULT_TOKENS, "100M training tokens (say how many, or how many samples)"),
     "epochs": Default(1.0, "one pass over the data"),

@@ -75,7 +75,7 @@ VALID: Final[dict[str, str]] = {
     "lora_dropout": "a probability from 0 to below 1",
     "zero_stage": VALID_ZERO,
     "cuda_context_gib": f"GiB from 0 to {MAX_CONTEXT_GIB:g}",
-    "fragmentation": "a fraction from 0 to 1 of the allocated bytes",
+    "fragmentation": "a fraction from 0 to 1 of the bytes a step allocates and frees",
     "gradient_accumulation_steps": f"an integer from 1 to {MAX_BATCH} (micro-batches per step)",
     "tokens": f"a count above 0 and at most {MAX_TOKENS:.0e} (tokens)",
     "samples": f"a count above 0 and at most {MAX_TOKENS:.0e} (samples)",

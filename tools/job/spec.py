@@ -9,7 +9,9 @@ web form and the conversation's state (a conversation amends it turn by turn wit
 Units: memory in GiB (2^30 bytes), time in hours, money as `Money` (amount and currency; catalog
 prices are USD), data in tokens or samples. The fields fall in five groups (`FIELD_GROUPS`):
 the model, how it trains, the parallel plan of one estimate (the ranking chooses its own per
-instance), the data, and the limits and objective of a ranking.
+instance), the data, and the limits and objective of a ranking. How it trains includes the
+training `stack` and its memory mechanisms (`MECHANISM_FIELDS`): each one left open takes the
+stack's profile value (tools/memory/stacks/profiles.py).
 """
 
 from __future__ import annotations
@@ -28,16 +30,20 @@ from pydantic import (
 from tools.architectures.architecture import ModelArch
 from tools.enums import (
     Attention,
+    BaseDtype,
     Checkpointing,
     Engine,
     Interconnect,
+    Loss,
     Method,
     Objective,
     Optimizer,
     OptimizerImpl,
     Precision,
+    SelectiveCheckpointing,
     Sharding,
     SpotPolicy,
+    Stack,
 )
 from tools.errors import invalid_input
 from tools.job.limits import (
@@ -58,6 +64,7 @@ __all__ = [
     "EXCLUSIVE",
     "FIELD_GROUPS",
     "JOB_FIELDS",
+    "MECHANISM_FIELDS",
     "FieldGroup",
     "FieldName",
     "JobSpec",
@@ -89,7 +96,8 @@ class JobSpec(BaseModel):
     precision: Precision | None = Field(
         None,
         description="bf16-mixed or fp16-mixed (16-bit compute, fp32 master weights), bf16 (pure"
-        " 16-bit) or fp32",
+        " 16-bit), fp32, or fp8 (bf16-mixed with FP8 matmuls in the linear layers, on GPUs with"
+        " FP8 tensor cores)",
     )
     optimizer: Optimizer | None = Field(None, description="optimizer; its state bytes differ")
     lora_rank: int | None = Field(
@@ -149,7 +157,58 @@ class JobSpec(BaseModel):
         None, ge=0, le=MAX_CONTEXT_GIB, description="CUDA context and framework per GPU, GiB"
     )
     fragmentation: float | None = Field(
-        None, ge=0, le=1, description="allocator margin, a fraction of the allocated bytes"
+        None,
+        ge=0,
+        le=1,
+        description="allocator margin, a fraction of the bytes a step allocates and frees",
+    )
+    # -- the training stack and its memory mechanisms (open: the stack's profile decides)
+    stack: Stack | None = Field(
+        None,
+        description="training stack: hf (Trainer, TRL, PEFT, Accelerate, DeepSpeed), litgpt,"
+        " torchtune, torchtitan, unsloth or megatron; it supplies the mechanisms left open",
+    )
+    loss: Loss | None = Field(
+        None,
+        description="cross-entropy implementation: standard (fp32 upcast, 12 bytes per logit at"
+        " its peak), older-hf (transformers < 4.46), chunked (torchtune), chunked-16bit"
+        " (litgpt), fused (16-bit logits, in-place gradient) or fused-linear (no logits kept)",
+    )
+    selective_checkpointing: SelectiveCheckpointing | None = Field(
+        None,
+        description="what selective recomputation keeps: attention (all but the attention"
+        " core) or op (only matmul and attention outputs, torchtitan)",
+    )
+    activation_offload: bool | None = Field(
+        None, description="saved activations / checkpoints moved to CPU RAM during the step"
+    )
+    optimizer_in_backward: bool | None = Field(
+        None, description="the optimizer steps each parameter during the backward pass"
+    )
+    frozen_base_dtype: BaseDtype | None = Field(
+        None,
+        description="storage of the frozen base's non-quantized weights (lora, qlora): 16-bit"
+        " or fp32 (fp32-loaded models, PEFT's k-bit preparation)",
+    )
+    qlora_keeps_input: bool | None = Field(
+        None, description="each 4-bit layer keeps its input for backward (bitsandbytes < 0.43.2)"
+    )
+    qlora_lm_head: bool | None = Field(
+        None,
+        description="qlora: the lm_head is quantized to 4-bit too (litgpt: Lightning's"
+        " bitsandbytes plugin replaces every nn.Linear)",
+    )
+    repeat_kv: bool | None = Field(
+        None, description="K and V are repeated to every query head before attention (litgpt)"
+    )
+    fused_rmsnorm: bool | None = Field(
+        None, description="a fused RMSNorm kernel: keeps its 16-bit input and an fp32 rstd"
+    )
+    compile: bool | None = Field(
+        None,
+        description="torch.compile on; what it compiles is the stack's: torchtune and the"
+        " Hugging Face Trainer compile the loss (it then keeps 16-bit logits), torchtitan"
+        " only the blocks",
     )
     # -- the parallel plan of one estimate
     num_gpus: int | None = Field(
@@ -171,6 +230,9 @@ class JobSpec(BaseModel):
     )
     offload_optimizer: bool | None = Field(
         None, description="optimizer state in CPU RAM (needs zero_stage >= 1)"
+    )
+    offload_params: bool | None = Field(
+        None, description="ZeRO-3 weights in CPU RAM, fetched layer by layer (zero_stage 3)"
     )
     # -- the data
     tokens: float | None = Field(
@@ -276,6 +338,13 @@ class JobSpec(BaseModel):
 
 
 JOB_FIELDS: Final[tuple[str, ...]] = tuple(JobSpec.model_fields)
+# The memory mechanisms of a training stack: each open one takes the stack profile's value
+# (tools/memory/stacks/profiles.py).
+MECHANISM_FIELDS: Final = (
+    "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
+    "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm",
+    "compile",
+)  # fmt: skip
 FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
     "model": ("model",),
     "training": (
@@ -283,8 +352,9 @@ FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
         "lora_dropout", "qlora_double_quant", "micro_batch_size", "seq_len",
         "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
         "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
+        "stack", *MECHANISM_FIELDS,
     ),
-    "plan": ("num_gpus", "zero_stage", "sharding", "offload_optimizer"),
+    "plan": ("num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params"),
     "data": ("tokens", "samples", "epochs"),
     "limits": (
         "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
@@ -296,7 +366,10 @@ FieldName = Literal[
     "lora_dropout", "qlora_double_quant", "micro_batch_size", "seq_len",
     "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
     "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
-    "num_gpus", "zero_stage", "sharding", "offload_optimizer", "tokens", "samples", "epochs",
+    "stack", "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
+    "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm",
+    "compile", "num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params",
+    "tokens", "samples", "epochs",
     "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
     "max_vram_gib", "min_gpus", "max_gpus", "interconnect", "max_nodes", "objective",
 ]  # fmt: skip

@@ -4,8 +4,12 @@
 estimate itself, `results` what it returns. The rule modules count one part each, every constant
 with its source: `constants` byte counts, `dtypes` saved-tensor types, `inventory` a model's
 parameter tensors and LoRA adapters, `model_states` weights, gradients and optimizer state per
-GPU, `optimizer_step` the step's temporaries, `activations` what autograd keeps, `peak` the
-moments of a step, `assemble` the glue, `assumptions` the sentences, `calibration` the band.
+GPU, `optimizer_step` the step's temporaries, `layers` what one transformer layer saves,
+`activations` what autograd keeps for the whole model, `peak` the moments of a step, `assemble`
+the glue, `assumptions` the sentences, `calibration` the CPU band and `published_band` the band
+from published GPU runs. `stacks/` holds how each training stack allocates (its profile of
+mechanisms, loss implementations, checkpointing policies, DeepSpeed's buffers, QLoRA's 4-bit
+layers, the reported figures).
 """
 
 from tools.memory.estimator import estimate, estimate_for

@@ -13,51 +13,30 @@ what PyTorch and the Hugging Face implementations actually save (checked against
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from math import ceil
 
 from tools.architectures.architecture import ModelArch
 from tools.memory import constants as c
-from tools.memory.dtypes import SavedDtypes, saved_dtypes
-from tools.memory.inventory import PhysicalLinear, linear_modules, physical_linears
+from tools.memory.inventory import ROUTED_EXPERT_LINEARS, linear_modules
+from tools.memory.layers import (
+    DROPOUT_FAMILIES,
+    ActivationConfig,
+    Tally,
+    add_norm,
+    backward_buffers,
+    layer_tally,
+)
+from tools.memory.stacks.checkpointing import offload_residue, op_level_kept
+from tools.memory.stacks.loss import loss_bytes
 
-# Families whose Hugging Face eager attention runs softmax in fp32 (`softmax(..., dtype=float32)`
-# then `.to(query.dtype)`); GPT-2 and BERT run it in the activation dtype.
-_FP16_SOFTMAX_FAMILIES = frozenset({"gpt2", "bert"})
-# Families whose published configs train with dropout 0.1 (attention, residual, embeddings).
-DROPOUT_FAMILIES = frozenset({"gpt2", "bert", "t5"})
-# Families whose Hugging Face MLP uses the Python tanh-GELU (`gelu_new`: 0.5 * x * (1 + tanh(...))),
-# which keeps four tensors of the MLP width (x, 0.5x, tanh, 1 + tanh) instead of one.
-_PYTHON_GELU_FAMILIES = frozenset({"gpt2"})
-# Bytes kept per logit at the loss: during the cross-entropy backward the saved fp32
-# log-softmax output, its incoming fp32 gradient and the outgoing fp32 gradient are live together
-# (the forward peak, 16-bit logits + fp32 copy + fp32 log-softmax, is 10 bytes).
-LOGIT_PEAK_BYTES = 12
-
-
-@dataclass(frozen=True, slots=True)
-class ActivationConfig:
-    """What the activation rules need from an estimate's input."""
-
-    model: ModelArch
-    full: bool  # every weight trainable (pretrain/full); else LoRA/QLoRA on `targets`
-    precision: str
-    targets: tuple[PhysicalLinear, ...]
-    lora_rank: int
-    lora_dropout: bool
-    micro_batch: int
-    seq_len: int
-    recompute: str  # none | selective | full
-    attention: str  # eager | sdpa
-    dropout: bool
-    tensor_parallel: int
-    sequence_parallel: bool
-    engine: str = "deepspeed"  # pytorch: autocast over fp32 weights; deepspeed: a 16-bit model
-    device: str = "cuda"  # cpu: CPU kernels' storage (see tools.memory.dtypes)
-
-    @property
-    def dtypes(self) -> SavedDtypes:
-        return saved_dtypes(self.precision, self.engine, self.full, self.device)
+__all__ = [
+    "DROPOUT_FAMILIES",
+    "ActivationConfig",
+    "Activations",
+    "LayerGroup",
+    "compute_activations",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +47,7 @@ class LayerGroup:
     count: int
     tensors: dict[str, int]
     stored_each: int  # bytes one layer keeps under the chosen recomputation
+    held_each: int = 0  # of `tensors`, the bytes a 4-bit layer keeps on its graph node
 
     @property
     def full_each(self) -> int:
@@ -78,211 +58,43 @@ class LayerGroup:
 class Activations:
     layers: tuple[LayerGroup, ...]
     head: dict[str, int]  # outside the layers: final norm, lm_head input, rotary tables
-    logits_peak: int  # at the start of the backward pass (LOGIT_PEAK_BYTES per logit)
-    recompute_working_set: int  # one layer's full activations, rebuilt during backward
+    logits_peak: int  # logits and loss buffers at the loss backward's peak (stacks/loss.py)
+    recompute_working_set: int  # one layer's tensors rebuilt during backward
     total: int  # the largest activation bytes of the backward pass (A2's start-of-backward sum)
-    logits_forward: int = 0  # logits, their fp32 copy and the log-softmax, inside the forward
+    logits_forward: int = 0  # logits and loss buffers inside the forward pass, at the loss
     logits: int = 0  # logits per micro-batch (elements), vocabulary-parallel under TP
     weight_copies: int = 0  # autocast's 16-bit copies of trainable weights (all layers + head)
     head_weight_copies: int = 0  # of those, the lm_head's (kept into the backward pass)
     logit_bytes: int = c.FP32  # bytes per logit as the lm_head returns it
+    logits_head: int = 0  # the logits' gradient while lm_head's backward runs
+    logits_held: int = 0  # logits the training loop keeps through the rest of the step
+    logits_at_head: int = 0  # logits alive while the lm_head writes the last of them (forward)
+    graph_held: int = 0  # 4-bit layers' inputs that live as long as the autograd graph
+    layers_on_gpu: int = 0  # layer activations on the GPU at the loss (offload moves the rest)
+    layers_at_recompute: int = 0  # layer activations on the GPU while the top layer is rebuilt
+    offloaded: int = 0  # layer activations in CPU RAM (activation offload)
+    layer_backward_buffers: int = 0  # gradient buffers of one layer's backward (layers.py)
 
     @property
     def stored(self) -> int:
-        """Bytes the layers keep under the recomputation choice, plus the head's."""
-        return sum(g.count * g.stored_each for g in self.layers) + sum(self.head.values())
-
-
-@dataclass
-class _Tally:
-    """Saved tensors of one layer on one tensor-parallel rank."""
-
-    cfg: ActivationConfig
-    tokens: int
-    items: dict[str, int] = field(default_factory=dict)
-
-    def add(self, name: str, nbytes: int, replicated: bool) -> None:
-        """Record `nbytes`; a tensor replicated across TP ranks is split only under SP."""
-        tp = self.cfg.tensor_parallel
-        if replicated and self.cfg.sequence_parallel and tp > 1:
-            nbytes = ceil(nbytes / tp)
-        if nbytes:
-            self.items[name] = self.items.get(name, 0) + nbytes
-
-
-def _e(cfg: ActivationConfig) -> int:
-    """Bytes of a matmul output (16-bit under mixed or pure bf16, 4 under fp32)."""
-    return cfg.dtypes.act
-
-
-def _adapted(cfg: ActivationConfig, consumers: Sequence[str]) -> list[PhysicalLinear]:
-    return [p for p in cfg.targets if any(s in p.slices for s in consumers)]
-
-
-def add_norm(t: _Tally, name: str, tokens: int) -> None:
-    """LayerNorm keeps its input plus mean and rstd per token (fp32 on CUDA). Hugging Face RMSNorm
-    upcasts to fp32 and keeps that copy and the fp32 rsqrt, plus the normalized tensor (in the
-    stream's dtype) when its weight is trainable (the weight's gradient needs it)."""
-    cfg, h, d = t.cfg, t.cfg.model.hidden_size, t.cfg.dtypes
-    if cfg.model.norm == "layernorm":
-        t.add(f"{name}.input", d.norm_input * tokens * h, True)
-        t.add(f"{name}.norm_stats", 2 * d.norm_stats * tokens, True)
-        return
-    t.add(f"{name}.input_fp32", c.FP32 * tokens * h, True)
-    t.add(f"{name}.norm_stats", c.FP32 * tokens, True)
-    if cfg.full:
-        t.add(f"{name}.normalized", d.stream * tokens * h, True)
-
-
-def add_linear_input(
-    t: _Tally,
-    name: str,
-    consumers: Sequence[str],
-    width: int,
-    tokens: int,
-    *,
-    replicated: bool,
-    kept_anyway: bool = False,
-    from_stream: bool = False,
-) -> None:
-    """The input shared by `consumers` and what their LoRA adapters add.
-
-    `from_stream`: the input comes from a norm or the residual stream. Under autocast over fp32
-    weights each consuming nn.Linear then keeps its own 16-bit cast (q, k and v: three copies).
-
-    A frozen nn.Linear (and bitsandbytes' 4-bit matmul) keeps no input; a trainable one does.
-    PEFT casts the input to the adapter dtype: under mixed precision each adapter then keeps its
-    own 16-bit autocast copy; otherwise it keeps the shared input. Each adapter also keeps its
-    rank-r intermediate, and LoRA dropout a mask and the dropped input. Under autocast the
-    16-bit casts of the fp32 adapter weights are kept for the backward pass too.
-    """
-    cfg, e = t.cfg, _e(t.cfg)
-    adapted = [] if cfg.full else _adapted(cfg, consumers)
-    mixed = cfg.precision in c.MIXED_PRECISIONS
-    shared_by_adapter = bool(adapted) and not mixed and not cfg.lora_dropout
-    if not kept_anyway and (cfg.full or shared_by_adapter):
-        copies = _consumer_count(cfg, consumers) if from_stream and cfg.dtypes.casts else 1
-        t.add(f"{name}", copies * e * tokens * width, replicated)
-    for p in adapted:
-        if mixed or cfg.lora_dropout:
-            t.add(f"{name}.lora_input_copy", e * tokens * width, replicated)
-        if cfg.lora_dropout:
-            t.add(f"{name}.lora_dropout_mask", c.MASK * tokens * width, replicated)
-        t.add(f"{name}.lora_A_output", e * tokens * cfg.lora_rank, True)
-        if mixed:  # autocast keeps a 16-bit copy of each fp32 adapter weight for the backward
-            experts = cfg.model.num_experts if p.group == "mlp" and "router" not in p.slices else 1
-            weights = cfg.lora_rank * (p.d_in + p.d_out) * experts
-            t.add(f"{name}.lora_autocast_weights", c.BF16 * weights, False)
-
-
-def _consumer_count(cfg: ActivationConfig, consumers: Sequence[str]) -> int:
-    """Physical nn.Linear modules reading one input (fused q/k/v count once)."""
-    return sum(1 for p in physical_linears(cfg.model) if any(s in p.slices for s in consumers))
-
-
-def add_attention(t: _Tally, prefix: str = "attention") -> None:
-    cfg, m, e, n = t.cfg, t.cfg.model, _e(t.cfg), t.tokens
-    tp, d = cfg.tensor_parallel, cfg.dtypes
-    heads = m.num_heads // tp
-    q_width = heads * m.head_dim
-    math = cfg.attention == "sdpa" and cfg.dropout and d.math_attention
-    kv_heads = heads if cfg.attention == "eager" or math else ceil(m.num_kv_heads / tp)
-    qkv = c.FP32 if math else e  # the CPU math kernel upcasts 16-bit Q, K, V to fp32
-    add_norm(t, f"{prefix}.norm", n)
-    add_linear_input(t, f"{prefix}.qkv_input", ("q_proj", "k_proj", "v_proj"), m.hidden_size, n,
-                     replicated=True, from_stream=True)  # fmt: skip
-    t.add(f"{prefix}.query", qkv * n * q_width, False)
-    t.add(f"{prefix}.key", qkv * n * kv_heads * m.head_dim, False)
-    t.add(f"{prefix}.value", qkv * n * kv_heads * m.head_dim, False)
-    if cfg.attention == "eager" or math:
-        add_eager_core(t, prefix, heads, math)
-    else:  # fused kernel: output and fp32 log-sum-exp, no s x s tensors
-        t.add(f"{prefix}.output", e * n * q_width, False)
-        t.add(f"{prefix}.logsumexp", c.FP32 * heads * n, False)
-    fused = cfg.attention == "sdpa" and not math
-    add_linear_input(t, f"{prefix}.o_proj_input", ("o_proj",), q_width, n, replicated=False,
-                     kept_anyway=fused)  # fmt: skip
-    if cfg.dropout:
-        t.add(f"{prefix}.residual_dropout_mask", d.mask_act * n * m.hidden_size, True)
-
-
-def add_eager_core(t: _Tally, prefix: str, heads: int, math: bool = False) -> None:
-    """Softmax output (fp32 in most Hugging Face families and under autocast), the probabilities
-    the value matmul keeps, and with dropout its mask and output: Korthikanti's 5as²b at 16-bit.
-    `math`: the CPU math kernel of SDPA, everything in fp32."""
-    cfg, e, d = t.cfg, _e(t.cfg), t.cfg.dtypes
-    scores = heads * cfg.seq_len * cfg.seq_len * cfg.micro_batch
-    upcast = cfg.model.family not in _FP16_SOFTMAX_FAMILIES or d.casts
-    softmax_bytes = c.FP32 if upcast or math else e
-    probs = c.FP32 if math else e
-    t.add(f"{prefix}.scores.softmax", softmax_bytes * scores, False)
-    if softmax_bytes != probs and not cfg.dropout:  # dropout keeps its mask, not its input
-        t.add(f"{prefix}.scores.probs_16bit", probs * scores, False)
-    if cfg.dropout:
-        mask = c.FP32 if math else (d.mask_act if d.mask_act == c.MASK else probs)
-        t.add(f"{prefix}.scores.dropout_mask", mask * scores, False)
-        t.add(f"{prefix}.scores.dropout_output", probs * scores, False)
-
-
-def add_mlp(t: _Tally) -> None:
-    cfg, m, e, n, d = t.cfg, t.cfg.model, _e(t.cfg), t.tokens, t.cfg.dtypes
-    inner = ceil(m.intermediate_size / cfg.tensor_parallel)
-    add_norm(t, "mlp.norm", n)
-    routed, x = n, e
-    if m.is_moe:
-        add_linear_input(t, "mlp.router_input", ("router",), m.hidden_size, n, replicated=True,
-                         from_stream=True)  # fmt: skip
-        t.add("mlp.router_probs", c.FP32 * n * m.num_experts, True)
-        routed, x = n * m.experts_per_token, d.experts  # grouped matmuls: not autocast
-        # Hugging Face's grouped-experts routing: top-k and sort indices (int64) and the fp32
-        # top-k weights, their sum and the per-slot weights.
-        t.add("mlp.routing_indices", 4 * c.INT64 * routed + 4 * m.num_experts, True)
-        t.add("mlp.routing_weights", c.FP32 * (2 * routed + n), True)
-    up = ("gate_proj", "up_proj") if m.gated_mlp else ("up_proj",)
-    grouped = m.is_moe and d.casts and cfg.full
-    if grouped:  # the experts' own dtype: no per-consumer 16-bit casts
-        t.add("mlp.input", x * routed * m.hidden_size, True)
-    else:
-        add_linear_input(t, "mlp.input", up, m.hidden_size, routed, replicated=True,
-                         from_stream=not m.is_moe)  # fmt: skip
-    t.add("mlp.act_input", x * routed * inner, False)
-    if m.gated_mlp:
-        t.add("mlp.act_output", x * routed * inner, False)
-        t.add("mlp.up_output", x * routed * inner, False)
-    elif m.family in _PYTHON_GELU_FAMILIES:  # 0.5x, tanh(...) and 1 + tanh(...) as well
-        t.add("mlp.gelu_python_terms", 3 * x * routed * inner, False)
-    if grouped:
-        t.add("mlp.down_input", x * routed * inner, False)
-    else:
-        add_linear_input(t, "mlp.down_input", ("down_proj",), inner, routed, replicated=False)
-    if m.is_moe:
-        t.add("mlp.expert_output", x * routed * m.hidden_size, True)
-    if cfg.dropout:
-        t.add("mlp.residual_dropout_mask", d.mask_act * n * m.hidden_size, True)
-    for i in range(max(m.norms_per_layer - 2, 0)):  # Gemma 2: norms after attention and MLP
-        add_norm(t, f"post_norm{i + 1}", n)
-
-
-def layer_tensors(cfg: ActivationConfig, cross_attention: bool = False) -> dict[str, int]:
-    """Bytes each tensor of one layer keeps on one GPU, without recomputation."""
-    t = _Tally(cfg, cfg.seq_len * cfg.micro_batch)
-    add_attention(t)
-    if cross_attention:
-        add_attention(t, "cross_attention")
-    add_mlp(t)
-    return t.items
+        """Layer activations on the GPU at the loss under the recomputation choice (and
+        offload), plus the head's."""
+        return self.layers_on_gpu + sum(self.head.values())
 
 
 def _stored(cfg: ActivationConfig, tensors: dict[str, int]) -> int:
+    """Bytes one layer keeps for the backward pass under the recomputation choice."""
     if cfg.recompute == "full":  # only the layer input is checkpointed
         return _checkpoint_bytes(cfg)
+    if cfg.recompute == "selective" and cfg.selective == "op":
+        return min(op_level_kept(cfg, _checkpoint_bytes(cfg)), sum(tensors.values()))
     if cfg.recompute == "selective":  # the attention core is recomputed
         return sum(v for k, v in tensors.items() if ".scores." not in k)
     return sum(tensors.values())
 
 
 def _checkpoint_bytes(cfg: ActivationConfig) -> int:
-    t = _Tally(cfg, 0)
+    t = Tally(cfg, 0)
     hidden = cfg.seq_len * cfg.micro_batch * cfg.model.hidden_size
     t.add("checkpoint", cfg.dtypes.stream * hidden, True)
     return sum(t.items.values())
@@ -291,8 +103,8 @@ def _checkpoint_bytes(cfg: ActivationConfig) -> int:
 def head_tensors(cfg: ActivationConfig) -> dict[str, int]:
     """Outside the layers: embedding dropout, final norm(s), lm_head input, rotary tables, and
     BERT's masked-LM transform (dense + GELU + LayerNorm before the vocabulary projection)."""
-    m, e, n, d = cfg.model, _e(cfg), cfg.seq_len * cfg.micro_batch, cfg.dtypes
-    t = _Tally(cfg, n)
+    m, e, n, d = cfg.model, cfg.dtypes.act, cfg.seq_len * cfg.micro_batch, cfg.dtypes
+    t = Tally(cfg, n)
     if not m.learned_positions and not m.relative_attention_buckets:
         t.add("rotary_cos_sin", 2 * d.stream * cfg.seq_len * m.head_dim, False)
     if cfg.dropout:
@@ -309,7 +121,29 @@ def head_tensors(cfg: ActivationConfig) -> dict[str, int]:
         add_norm(t, "mlm_norm", n)
     if cfg.full:
         t.add("lm_head_input", e * n * m.hidden_size, True)
+    elif _four_bit_head(cfg):  # a frozen 4-bit lm_head that keeps its input (MatMul4Bit)
+        t.add("lm_head_input.4bit_input", e * n * m.hidden_size, True)
     return t.items
+
+
+def _four_bit_head(cfg: ActivationConfig) -> bool:
+    quantized = cfg.qlora and cfg.qlora_lm_head and not cfg.model.tied_embeddings
+    return quantized and cfg.qlora_keeps_input
+
+
+def graph_held_bytes(
+    cfg: ActivationConfig, groups: Sequence[LayerGroup], head: dict[str, int]
+) -> int:
+    """Bytes the 4-bit layers keep on their autograd nodes: bitsandbytes' MatMul4Bit before
+    0.43.2 stores its input as `ctx.tensors = (A, B)` (autograd/_functions.py), an attribute
+    rather than a saved tensor, so it is not released when the backward pass reaches the node
+    but only when the graph itself is freed (layers.py marks the tensors). Under full
+    recomputation each layer's graph is rebuilt and dropped inside its own backward, so none
+    outlives it."""
+    if not (cfg.qlora and cfg.qlora_keeps_input) or cfg.recompute == "full":
+        return 0
+    layers = sum(g.count * g.held_each for g in groups)
+    return layers + head.get("lm_head_input.4bit_input", 0)
 
 
 def weight_copies(cfg: ActivationConfig) -> tuple[int, int]:
@@ -326,15 +160,10 @@ def weight_copies(cfg: ActivationConfig) -> tuple[int, int]:
     blocks = sum(
         mod.d_in * mod.d_out * mod.count
         for mod in linear_modules(m)
-        if not (m.is_moe and mod.group == "mlp" and mod.name != "router")
+        if not (m.is_moe and mod.name in ROUTED_EXPERT_LINEARS)
     )
     head = m.vocab_size * m.hidden_size + (m.hidden_size**2 if m.family == "bert" else 0)
     return ceil(copy * (blocks + head) / tp), ceil(copy * head / tp)
-
-
-def logits_peak(cfg: ActivationConfig) -> int:
-    """Logits and cross-entropy buffers at the loss, vocabulary-parallel under TP."""
-    return LOGIT_PEAK_BYTES * logit_count(cfg)
 
 
 def logit_count(cfg: ActivationConfig) -> int:
@@ -342,44 +171,78 @@ def logit_count(cfg: ActivationConfig) -> int:
     return cfg.seq_len * cfg.micro_batch * ceil(cfg.model.vocab_size / cfg.tensor_parallel)
 
 
-def logits_forward(cfg: ActivationConfig) -> int:
-    """Inside the forward pass, at the loss: the logits in their dtype, the fp32 copy Hugging
-    Face's loss makes of 16-bit logits, and the fp32 log-softmax output."""
-    per_logit = cfg.dtypes.logits + (c.FP32 if cfg.dtypes.logits != c.FP32 else 0) + c.FP32
-    return per_logit * logit_count(cfg)
-
-
 def compute_activations(cfg: ActivationConfig) -> Activations:
     """Peak activation bytes on one GPU, at the start of the backward pass.
 
     Without full recomputation every layer's tensors, the head's and the loss buffers are live
     together. With it, each layer keeps its input; the loss buffers are freed before the first
-    layer is recomputed, so the peak is the larger of the two moments.
+    layer is recomputed, so the peak is the larger of the two moments. Activation offload keeps
+    only the last saved tensors on the GPU (stacks/checkpointing.py) and the rest in CPU RAM.
     """
-    m = cfg.model
-    groups: list[LayerGroup] = []
-    if m.num_decoder_layers:
-        enc = layer_tensors(cfg)
-        dec = layer_tensors(cfg, cross_attention=True)
-        groups.append(LayerGroup("encoder layer", m.num_layers, enc, _stored(cfg, enc)))
-        groups.append(LayerGroup("decoder layer", m.num_decoder_layers, dec, _stored(cfg, dec)))
-    else:
-        one = layer_tensors(cfg)
-        groups.append(LayerGroup(f"{m.arch} layer", m.num_layers, one, _stored(cfg, one)))
+    groups = _layer_groups(cfg)
     head = head_tensors(cfg)
-    loss = logits_peak(cfg)
+    m = cfg.model
+    tokens_hidden = ceil(cfg.seq_len * cfg.micro_batch * m.hidden_size / cfg.tensor_parallel)
+    lb = loss_bytes(cfg.loss, logit_count(cfg), cfg.dtypes.logits, cfg.seq_len, tokens_hidden,
+                    cfg.compiled_loss)  # fmt: skip
     layers_total = sum(g.count * g.stored_each for g in groups)
+    on_gpu, at_recompute, offloaded = layers_total, layers_total, 0
+    if cfg.activation_offload:
+        count = sum(g.count for g in groups)
+        each = max(g.stored_each for g in groups)
+        largest = max(max(g.tensors.values()) for g in groups)
+        on_gpu = min(layers_total, offload_residue(each, largest, count, cfg.recompute == "full"))
+        at_recompute, offloaded = each, layers_total - on_gpu
+    working = max(g.full_each - (0 if cfg.recompute == "full" else g.stored_each) for g in groups)
+    if cfg.recompute == "none":
+        working = 0
     rotary = head.get("rotary_cos_sin", 0)
     if cfg.recompute == "full":
-        working = max(g.full_each for g in groups)
-        at_loss = sum(head.values()) - rotary + loss
-        total = layers_total + rotary + max(at_loss, working)
+        at_loss = sum(head.values()) - rotary + lb.backward
+        total = on_gpu + rotary + max(at_loss, working + at_recompute - on_gpu)
     else:
-        working = 0
-        total = layers_total + sum(head.values()) + loss
+        total = on_gpu + sum(head.values()) + lb.backward
     copies, head_copies = weight_copies(cfg)
     kept_copies = head_copies if cfg.recompute == "full" else copies
+    # While the lm_head writes its output: the logits (the fused-linear kernel: its own chunks)
+    # and whatever the loop still holds from the step before.
+    at_head = lb.forward if cfg.loss == "fused-linear" else cfg.dtypes.logits * logit_count(cfg)
     return Activations(
-        tuple(groups), head, loss, working, total + kept_copies, logits_forward(cfg),
-        logit_count(cfg), copies, head_copies, cfg.dtypes.logits,
+        tuple(groups), head, lb.backward, working, total + kept_copies, lb.forward,
+        logit_count(cfg), copies, head_copies, cfg.dtypes.logits, lb.head, lb.held,
+        at_head + lb.held, graph_held_bytes(cfg, groups, head), on_gpu, at_recompute, offloaded,
+        max(backward_buffers(cfg, g.tensors) for g in groups),
     )  # fmt: skip
+
+
+def _layer_groups(cfg: ActivationConfig) -> list[LayerGroup]:
+    """The model's layers as groups of identical layers (T5: encoder and decoder)."""
+    m = cfg.model
+    if m.num_decoder_layers:
+        return [
+            _group("encoder layer", m.num_layers, cfg),
+            _group("decoder layer", m.num_decoder_layers, cfg, cross_attention=True),
+        ]
+    if not (m.is_moe and m.dense_layers):
+        return [_group(f"{m.arch} layer", m.num_layers, cfg)]
+    dense = replace(cfg, model=dense_view(m), mlp_prefix="dense_")
+    return [
+        _group("dense-MLP layer", m.dense_layers, dense),
+        _group("MoE layer", m.num_layers - m.dense_layers, cfg),
+    ]
+
+
+def _group(
+    name: str, count: int, cfg: ActivationConfig, cross_attention: bool = False
+) -> LayerGroup:
+    """`count` identical layers: their tensors, what each keeps, what a 4-bit layer holds."""
+    t = layer_tally(cfg, cross_attention)
+    held = sum(t.items[k] for k in t.held if k in t.items)
+    return LayerGroup(name, count, t.items, _stored(cfg, t.items), held)
+
+
+def dense_view(m: ModelArch) -> ModelArch:
+    """A MoE model's dense-MLP layers seen as a dense model (their MLP width, no experts)."""
+    dense = {"num_experts": 1, "experts_per_token": 1, "dense_layers": 0}
+    dense |= {"shared_expert_intermediate_size": 0, "shared_expert_gate": False}
+    return m.model_copy(update={**dense, "intermediate_size": m.dense_intermediate_size})

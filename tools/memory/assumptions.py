@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from tools.memory import constants as c
-from tools.memory.activations import LOGIT_PEAK_BYTES
+from tools.memory.activations import Activations
 from tools.memory.calibration import CalibrationBand
 from tools.memory.dtypes import saved_dtypes
 from tools.memory.inputs import EstimateInput
 from tools.memory.inventory import PhysicalLinear, total_params
 from tools.memory.model_states import ModelStates, adapter_bytes
+from tools.memory.published_band import BandGroup
+from tools.memory.results import ReportedFigures
+from tools.memory.stacks.describe import stack_sentences
+from tools.memory.stacks.quantized import qlora_sentences
 from tools.units import GB, format_gib
 
 
@@ -20,20 +24,25 @@ def describe(
     inp: EstimateInput,
     states: ModelStates,
     targets: tuple[PhysicalLinear, ...],
+    acts: Activations,
     peak: str = "",
     band: CalibrationBand | None = None,
+    published: BandGroup | None = None,
+    figures: ReportedFigures | None = None,
 ) -> list[str]:
     """All assumptions for one call, in reading order."""
     return [
         *_model(inp),
-        *_method(inp, states, targets),
+        *stack_sentences(inp, acts),
+        *_method(inp, states, targets, acts),
         _precision(inp),
         *_optimizer(inp, states),
         *_sharding(inp, states),
         *_activations(inp),
         *_peak(inp, peak),
         _overhead(inp),
-        *_band(band),
+        *_figures(inp, figures),
+        *_band(inp, band, published),
         "Sizes are integer bytes; GiB = 2^30 bytes, GB = 10^9 bytes.",
     ]
 
@@ -51,7 +60,10 @@ def _model(inp: EstimateInput) -> list[str]:
 
 
 def _method(
-    inp: EstimateInput, states: ModelStates, targets: tuple[PhysicalLinear, ...]
+    inp: EstimateInput,
+    states: ModelStates,
+    targets: tuple[PhysicalLinear, ...],
+    acts: Activations,
 ) -> list[str]:
     if inp.method in ("pretrain", "full"):
         return [f"Method {inp.method}: all {states.total_params:,} parameters are trainable."]
@@ -74,22 +86,7 @@ def _method(
     if inp.method == "lora":
         out[-1] += f" Frozen weights are stored in {base}."
         return out
-    bits = (
-        "8-bit absmax plus one fp32 constant per 256 blocks (0.127 bits per parameter)"
-        if inp.qlora_double_quant
-        else "an fp32 absmax (0.5 bits per parameter)"
-    )
-    out.append(
-        "QLoRA: every linear layer of the transformer blocks is stored as 4-bit NF4 with one "
-        f"absmax per 64 weights, {bits} (Dettmers et al. 2023, §3); embeddings, lm_head and "
-        "norms stay 16-bit (PEFT's prepare_model_for_kbit_training would upcast them to fp32)."
-    )
-    out.append(
-        "The bitsandbytes 4-bit matmul dequantizes one weight at a time to 16-bit: "
-        f"{_size(states.dequant_buffer)} for the largest, live only while a layer computes "
-        "(counted at the recompute moment; the loss moments have none)."
-    )
-    return out
+    return out + qlora_sentences(inp, states, acts)
 
 
 def _precision(inp: EstimateInput) -> str:
@@ -148,8 +145,11 @@ def _optimizer(inp: EstimateInput, states: ModelStates) -> list[str]:
     if inp.optimizer == "paged-adamw-8bit":
         return [
             text["adamw-8bit"].replace("bitsandbytes", "bitsandbytes paged"),
-            "Paged optimizer state lives in CUDA unified memory and moves to CPU RAM under "
-            "memory pressure; it is counted here as resident on the GPU (the worst case).",
+            "Paged optimizer state lives in CUDA unified memory (tensors of at least 1e5 "
+            f"elements: {_size(states.paged_optimizer)}) and moves to CPU RAM under memory "
+            "pressure; it is counted here as resident on the GPU in the device total (the worst "
+            "case), outside the allocated and reserved figures, and the card need hold only "
+            "the rest.",
         ]
     out = [text[inp.optimizer]]
     impl = inp.effective_optimizer_impl
@@ -188,11 +188,18 @@ def _sharding(inp: EstimateInput, states: ModelStates) -> list[str]:
         out.append(
             f"ZeRO stage {stage} (Rajbhandari et al. 2019, Table 1): {', '.join(parts)} {split}."
         )
-        if inp.precision in c.MIXED_PRECISIONS and inp.method in ("pretrain", "full"):
+        if inp.effective_engine == "deepspeed" and inp.sharding == "deepspeed":
+            fp32 = inp.precision in c.MIXED_PRECISIONS and inp.method in ("pretrain", "full")
             out.append(
-                "DeepSpeed's implementation also keeps an fp32 gradient partition "
-                "(4 bytes per parameter / GPUs), which this paper accounting omits."
-            )
+                "DeepSpeed as it runs (deepspeed/runtime/zero, tools/memory/stacks/deepspeed.py): "
+                + ("an fp32 gradient partition built for the optimizer step (4 bytes per "
+                   "parameter / GPUs, at most 1e9 elements per sub-group under ZeRO-3), "
+                   if fp32 and not inp.offload_optimizer else "")
+                + f"its reduce bucket and ZeRO-3 prefetch and reuse window "
+                f"({_size(states.deepspeed_buffers)}, in overhead), "
+                + ("with the Hugging Face integration's 'auto' sizes." if inp.stack == "hf"
+                   else "with DeepSpeed's default sizes.")
+            )  # fmt: skip
     if states.gathered_weights:
         unit = (
             "one transformer block, plus the next one prefetched (FSDP)"
@@ -203,6 +210,11 @@ def _sharding(inp: EstimateInput, states: ModelStates) -> list[str]:
             f"ZeRO-3 holds {unit} unsharded while computing: "
             f"{_size(states.gathered_weights + states.gathered_gradients)} of weights "
             "and gradients, counted in those parts."
+        )
+    if inp.offload_params:
+        out.append(
+            "ZeRO-3 parameter offload: the 16-bit weight partition lives in pinned CPU RAM and "
+            "each module is fetched when it computes."
         )
     if inp.offload_optimizer:
         grads = " The GPU keeps no gradient partition." if stage >= 2 else ""
@@ -233,11 +245,13 @@ def _activations(inp: EstimateInput) -> list[str]:
         f"matmul outputs{stream}, counted tensor by tensor (Korthikanti et al. 2022), checked "
         "against the tensors PyTorch saves for Hugging Face models and against measured steps."
     ]
+    mech = inp.mechanisms
     if inp.attention == "sdpa":
+        kv = f"{m.num_heads} heads: K and V repeated" if mech.repeat_kv else f"{m.num_kv_heads}"
         out.append(
-            f"Fused attention (SDPA/FlashAttention) keeps Q, K and V ({m.num_kv_heads} "
-            "KV heads), its output and an fp32 log-sum-exp; no s x s tensors. A padded "
-            "batch can make PyTorch fall back to a kernel that stores them."
+            f"Fused attention (SDPA/FlashAttention) keeps Q, K and V ({kv} KV heads), its "
+            "output and an fp32 log-sum-exp; no s x s tensors. A padded batch can make PyTorch "
+            "fall back to a kernel that stores them."
         )
     else:
         soft = "16-bit" if m.family in ("gpt2", "bert") else "fp32"
@@ -245,20 +259,20 @@ def _activations(inp: EstimateInput) -> list[str]:
             f"Eager attention keeps the s x s softmax output ({soft}) and the 16-bit "
             f"probabilities per head; K and V are expanded to all {m.num_heads} heads."
         )
-    out.append(
-        {
-            "none": "No recomputation: every layer keeps all its tensors.",
-            "selective": "Selective recomputation (Korthikanti et al. 2022): the attention core is "
-            "recomputed"
-            + (
-                ", which fused attention already does."
-                if inp.attention == "sdpa"
-                else "; its s x s tensors are not kept."
-            ),
-            "full": "Full recomputation: each layer keeps only its input, and one layer's full set "
-            "is rebuilt during the backward pass.",
-        }[inp.gradient_checkpointing]
+    core = (
+        ", which fused attention already does"
+        if inp.attention == "sdpa"
+        else ("; its s x s tensors are not kept")
     )
+    recompute = {
+        "none": "No recomputation: every layer keeps all its tensors.",
+        "selective": f"Selective recomputation (Korthikanti et al. 2022): the attention core is "
+        f"recomputed{core}.",
+        "full": "Full recomputation: each layer keeps only its input, and one layer's full set "
+        "is rebuilt during the backward pass.",
+    }[inp.gradient_checkpointing]
+    if not (inp.gradient_checkpointing == "selective" and mech.selective_checkpointing == "op"):
+        out.append(recompute)  # op level: stated with the stack (tools/memory/stacks/describe.py)
     mask = "1-byte masks" if inp.device == "cuda" else "masks in the input's dtype (CPU)"
     drop = (
         f"on ({mask} for attention probabilities and residuals)"
@@ -266,22 +280,24 @@ def _activations(inp: EstimateInput) -> list[str]:
         else "off (modern configs set it to 0)"
     )
     out.append(f"Dropout {drop}.")
-    if m.norm == "rmsnorm":
+    if m.norm == "rmsnorm" and mech.fused_rmsnorm:
+        out.append("RMSNorm as one fused kernel: keeps its input and an fp32 rstd per token.")
+    elif m.norm == "rmsnorm":
         out.append(
             "RMSNorm as in Hugging Face: keeps an fp32 copy of its input and the fp32 "
             "rsqrt, plus the normalized tensor when its weight is trainable."
         )
     if inp.method in ("lora", "qlora"):
-        out.append(
-            "Frozen linear layers keep no input. Under mixed precision PEFT casts each "
-            "adapter's input, so every adapted module keeps its own 16-bit copy; each "
-            "also keeps its rank-r output."
+        kept = (
+            "Frozen linear layers keep no input, except the 4-bit ones, which keep theirs "
+            "(bitsandbytes before 0.43.2)."
+            if inp.method == "qlora" and mech.qlora_keeps_input
+            else "Frozen linear layers keep no input."
         )
-    out.append(
-        f"Logits and loss: {m.vocab_size} logits per token at {LOGIT_PEAK_BYTES} bytes "
-        "each at the peak (fp32 log-softmax output plus its gradient in and out); fused "
-        "or chunked cross-entropy kernels avoid most of this."
-    )
+        out.append(
+            f"{kept} Under mixed precision PEFT casts each adapter's input, so every adapted "
+            "module keeps its own 16-bit copy; each also keeps its rank-r output."
+        )
     if m.is_moe:
         out.append(
             f"Mixture of experts: each token goes to {m.experts_per_token} of "
@@ -311,20 +327,52 @@ def _peak(inp: EstimateInput, peak: str) -> list[str]:
     return [
         grads,
         "The total is the largest of the step's moments (forward at the loss, loss backward, "
-        "lm_head backward, recompute, embedding backward, optimizer step); the parts are what "
+        "lm_head backward, recompute, first layer backward, embedding backward, optimizer "
+        "step); the parts are what "
         f"is live at that moment: here the {peak}. Tied embeddings need three "
         "vocabulary-sized gradient buffers at the end of the backward pass.",
     ]
 
 
-def _band(band: CalibrationBand | None) -> list[str]:
-    if band is None:
+def _band(
+    inp: EstimateInput, band: CalibrationBand | None, published: BandGroup | None
+) -> list[str]:
+    """On a GPU, the band from published GPU runs; on the CPU, the CPU calibration's."""
+    out = []
+    if published is not None and inp.device == "cuda":
+        group = "all stacks and methods" if published.label == "all" else published.label
+        out.append(
+            f"Uncertainty ±{published.band:.0%}: the published GPU runs of {group} were "
+            "compared like for like (allocated, reserved or whole-device figures); four in "
+            f"five of their estimates fell within this band, the median at "
+            f"{published.median_ratio:.2f} x the measured peak (benchmarks/published_runs; "
+            "the runs are counted in tools/data/memory_published_band.json)."
+        )
+    if band is not None:
+        scope = "Uncertainty" if inp.device == "cpu" else "The tensor count itself, on the CPU"
+        out.append(
+            f"{scope}: ±{band.band:.0%}, the largest error of the total against {band.cases} "
+            f"measured training steps ({', '.join(band.devices)}; mean error "
+            f"{band.mean_error:+.1%}; benchmarks/memory_calibration), bytes of tensors only."
+        )
+    return out
+
+
+def _figures(inp: EstimateInput, figures: ReportedFigures | None) -> list[str]:
+    """Which measurement the total predicts, and what the others would read."""
+    if figures is None or inp.device == "cpu":
         return []
+    paged = (
+        f"; {_size(figures.evictable)} of it is paged optimizer state the driver can move to "
+        f"CPU RAM, so the card must hold {_size(figures.required)}"
+        if figures.evictable
+        else ""
+    )
     return [
-        f"Uncertainty ±{band.band:.0%}: the largest error of the total against {band.cases} "
-        f"measured training steps ({', '.join(band.devices)}; mean error "
-        f"{band.mean_error:+.1%}; benchmarks/memory_calibration). It covers the bytes of the "
-        "tensors; the CUDA allocator's rounding and caching are the fragmentation margin's."
+        f"The total predicts the whole device as nvidia-smi shows it, {_size(figures.device)}"
+        f"{paged}. Compared like for like, torch.cuda.max_memory_reserved would read about "
+        f"{_size(figures.reserved)} (no CUDA context) and max_memory_allocated "
+        f"{_size(figures.allocated)} (tensors only)."
     ]
 
 
@@ -332,12 +380,14 @@ def _overhead(inp: EstimateInput) -> str:
     if inp.device == "cpu":
         return (
             "Overhead on the CPU: no CUDA context; "
-            f"{inp.effective_fragmentation:.0%} of allocated bytes for fragmentation."
+            f"{inp.effective_fragmentation:.0%} of the step's transient bytes for fragmentation."
         )
     default = " (default)" if "cuda_context_bytes" not in inp.model_fields_set else ""
     frag = " (default)" if "fragmentation" not in inp.model_fields_set else ""
     return (
-        f"Overhead: {_size(inp.cuda_context_bytes)} for the CUDA context, kernels and "
-        f"workspaces{default}, plus {inp.fragmentation:.0%} of allocated bytes for allocator "
-        f"fragmentation{frag}."
+        f"Overhead: {_size(inp.cuda_context_bytes)} for the CUDA context and kernels{default}, "
+        f"plus {inp.fragmentation:.0%} of the bytes the step allocates and frees (activations, "
+        f"gradients, gathered weights, temporaries; not the resting weights and optimizer "
+        f"state) for the caching allocator's fragmentation{frag} (tools/memory/stacks/"
+        "reporting.py)."
     )

@@ -13,7 +13,11 @@ BF16 = 2  # also fp16
 MASK = 1  # torch.bool dropout mask: one byte per element
 INT64 = 8
 
-MIXED_PRECISIONS: frozenset[str] = frozenset({"bf16-mixed", "fp16-mixed"})
+# fp8 training keeps what bf16 mixed precision keeps: torchao's Float8Linear and Transformer
+# Engine cast the bf16 weight and input to FP8 inside each matmul (transient copies) and leave
+# the weights, the fp32 master and the saved activations as they are (pytorch/torchtitan
+# docs/float8.md: Float8Linear casts its high-precision weight to float8 inside forward).
+MIXED_PRECISIONS: frozenset[str] = frozenset({"bf16-mixed", "fp16-mixed", "fp8"})
 
 # ZeRO (Rajbhandari et al. 2019, arXiv:1910.02054, §3.1 and Table 1): mixed-precision Adam keeps
 # 16-bit parameters (2 bytes) and gradients (2 bytes) plus K = 12 bytes of optimizer state per
@@ -26,6 +30,10 @@ FP32_MASTER = FP32
 # min_8bit_size = 4096 elements keep 32-bit state instead.
 BNB_STATE_BLOCK = 256
 BNB_MIN_8BIT_SIZE = 4096
+# bitsandbytes paged optimizers (optimizer.py get_state_buffer): the state of a parameter with at
+# least 1e5 elements is allocated in CUDA unified memory (functional.py get_paged,
+# cget_managed_ptr); smaller ones, and the absmax blocks, are ordinary CUDA tensors.
+BNB_PAGED_MIN_ELEMENTS = 100_000
 
 # QLoRA (Dettmers et al. 2023, arXiv:2305.14314, §3 "Double Quantization"): NF4 stores 4 bits per
 # weight and one absmax per block of 64 weights. Without double quantization the absmax is fp32

@@ -45,8 +45,14 @@ class SavedDtypes:
     logits: int  # the lm_head output
 
 
-def saved_dtypes(precision: str, engine: str, full: bool, device: str) -> SavedDtypes:
-    """The element sizes for one precision, engine ('pytorch' or 'deepspeed'), method and device."""
+def saved_dtypes(
+    precision: str, engine: str, full: bool, device: str, fp32_base: bool = False
+) -> SavedDtypes:
+    """The element sizes for one precision, engine ('pytorch' or 'deepspeed'), method and device.
+    `fp32_base`: LoRA over an fp32 base under autocast (an fp32-loaded model, PEFT's k-bit
+    preparation): the embeddings and with them the residual stream stay fp32, as in a full
+    fine-tune, but autocast caches no copies of the frozen weights (it caches leaf tensors
+    that require grad only)."""
     cpu = device == "cpu"
     if precision == "fp32":
         mask = c.FP32 if cpu else c.MASK
@@ -57,7 +63,7 @@ def saved_dtypes(precision: str, engine: str, full: bool, device: str) -> SavedD
         )  # fmt: skip
     half_mask = c.BF16 if cpu else c.MASK
     if precision in c.MIXED_PRECISIONS and engine == "pytorch":
-        weights = c.FP32 if full else c.BF16
+        weights = c.FP32 if full or fp32_base else c.BF16
         return SavedDtypes(
             act=c.BF16, stream=weights, norm_input=c.FP32, norm_stats=c.FP32,
             mask_act=half_mask, mask_stream=weights if cpu else c.MASK, casts=True,

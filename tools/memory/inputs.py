@@ -19,16 +19,20 @@ from tools.architectures.architecture import ModelArch
 from tools.architectures.registry import resolve_model
 from tools.enums import (
     Attention,
+    BaseDtype,
     Checkpointing,
     Device,
     Engine,
+    Loss,
     Method,
     Optimizer,
     OptimizerImpl,
     Precision,
     ResolvedEngine,
     ResolvedOptimizerImpl,
+    SelectiveCheckpointing,
     Sharding,
+    Stack,
 )
 from tools.errors import InvalidInputError, invalid_input
 from tools.job.defaults import DEFAULTS, default_for
@@ -42,12 +46,14 @@ from tools.job.limits import (
 )
 from tools.memory.activations import DROPOUT_FAMILIES
 from tools.memory.inventory import resolve_targets
+from tools.memory.stacks.profiles import MECHANISMS, Mechanisms, resolve_mechanisms
 from tools.units import GIB
 
 __all__ = ["LORA_METHODS", "EstimateInput"]
 
 LORA_METHODS = ("lora", "qlora")
 _LORA_FIELDS = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
+_QLORA_FIELDS = ("qlora_double_quant", "qlora_keeps_input", "qlora_lm_head")
 _METHOD_AWARE = ("optimizer",)  # fields whose default depends on the method
 MAX_CONTEXT_BYTES = 64 * GIB
 
@@ -75,7 +81,7 @@ class EstimateInput(BaseModel):
         " resolved through tools.architectures.registry"
     )
     method: Method = Field(_d("method"), description="pretrain, full, lora or qlora")
-    precision: Precision = Field(_d("precision"), description="bf16/fp16-mixed, bf16 or fp32")
+    precision: Precision = Field(_d("precision"), description="bf16/fp16-mixed, bf16, fp32 or fp8")
     optimizer: Optimizer = Field(_d("optimizer"), description="default: per method")
     lora_rank: int = Field(_d("lora_rank"), gt=0, description="LoRA rank r")
     lora_alpha: float | None = Field(
@@ -85,8 +91,9 @@ class EstimateInput(BaseModel):
         _d("lora_targets"), description="'all-linear', 'attention', 'mlp' or module names"
     )
     lora_dropout: float = Field(_d("lora_dropout"), ge=0, lt=1, description="LoRA dropout")
-    qlora_double_quant: bool = Field(
-        _d("qlora_double_quant"), description="QLoRA: quantize the NF4 block constants"
+    qlora_double_quant: bool | None = Field(
+        _d("qlora_double_quant"),
+        description="QLoRA: quantize the NF4 block constants; None: the stack's choice",
     )
     micro_batch_size: int = Field(
         _d("micro_batch_size"), gt=0, le=MAX_BATCH, description="sequences per GPU per step"
@@ -116,7 +123,10 @@ class EstimateInput(BaseModel):
         description="CUDA context + framework bytes per GPU",
     )
     fragmentation: float = Field(
-        _d("fragmentation"), ge=0, le=1, description="allocator margin, share of allocated bytes"
+        _d("fragmentation"),
+        ge=0,
+        le=1,
+        description="allocator margin, share of the step's transient bytes",
     )
     engine: Engine = Field(_d("engine"), description="auto, pytorch or deepspeed")
     device: Device = Field(
@@ -130,6 +140,35 @@ class EstimateInput(BaseModel):
     gradient_accumulation_steps: int = Field(
         _d("gradient_accumulation_steps"), gt=0, le=MAX_BATCH, description="micro-batches/step"
     )
+    offload_params: bool = Field(
+        _d("offload_params"), description="ZeRO-3: weights in CPU RAM, fetched per layer"
+    )
+    stack: Stack = Field(_d("stack"), description="the training stack; supplies open mechanisms")
+    # The stack's mechanisms: None takes the stack profile's value (`mechanisms`).
+    loss: Loss | None = Field(_d("loss"), description="cross-entropy implementation")
+    selective_checkpointing: SelectiveCheckpointing | None = Field(
+        _d("selective_checkpointing"), description="what selective recomputation keeps"
+    )
+    activation_offload: bool | None = Field(
+        _d("activation_offload"), description="saved activations moved to CPU RAM"
+    )
+    optimizer_in_backward: bool | None = Field(
+        _d("optimizer_in_backward"), description="optimizer stepped inside the backward pass"
+    )
+    frozen_base_dtype: BaseDtype | None = Field(
+        _d("frozen_base_dtype"), description="storage of the frozen base's non-quantized weights"
+    )
+    qlora_keeps_input: bool | None = Field(
+        _d("qlora_keeps_input"), description="each 4-bit layer keeps its input for backward"
+    )
+    qlora_lm_head: bool | None = Field(
+        _d("qlora_lm_head"), description="the lm_head is quantized to 4-bit too"
+    )
+    repeat_kv: bool | None = Field(
+        _d("repeat_kv"), description="K and V repeated to every query head before attention"
+    )
+    fused_rmsnorm: bool | None = Field(_d("fused_rmsnorm"), description="fused RMSNorm kernel")
+    compile: bool | None = Field(_d("compile"), description="torch.compile on (what: the stack's)")
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -181,6 +220,19 @@ class EstimateInput(BaseModel):
         return self
 
     @property
+    def mechanisms(self) -> Mechanisms:
+        """Every mechanism of the job's stack: the job's values, the profile's for the rest."""
+        return resolve_mechanisms(self.stack, {name: getattr(self, name) for name in MECHANISMS})
+
+    @property
+    def stack_model(self) -> ModelArch:
+        """The model as the stack builds it: litgpt's GPT fuses q, k and v into one linear layer
+        (litgpt/model.py CausalSelfAttention.attn), which LoRA adapts as one module."""
+        if self.stack == "litgpt" and not self.model.is_mla:
+            return self.model.model_copy(update={"fused_qkv": True})
+        return self.model
+
+    @property
     def effective_lora_alpha(self) -> float:
         """lora_alpha, defaulting to 2 x rank."""
         return self.lora_alpha if self.lora_alpha is not None else 2.0 * self.lora_rank
@@ -227,15 +279,15 @@ def _check_method_fields(inp: EstimateInput) -> None:
             "bf16-mixed, fp16-mixed or bf16 with method qlora (the 4-bit base computes in 16-bit)",
         )
     if inp.method in ("pretrain", "full"):
-        for name in (*_LORA_FIELDS, "qlora_double_quant"):
-            if name in inp.model_fields_set:
-                raise InvalidInputError(
-                    name, getattr(inp, name), f"only with method lora or qlora, not {inp.method}"
-                )
-    if inp.method == "lora" and "qlora_double_quant" in inp.model_fields_set:
-        raise InvalidInputError(
-            "qlora_double_quant", inp.qlora_double_quant, "only with method qlora"
-        )
+        given = [n for n in _LORA_FIELDS if n in inp.model_fields_set]
+        given += [n for n in (*_QLORA_FIELDS, "frozen_base_dtype") if getattr(inp, n) is not None]
+        for name in given:
+            raise InvalidInputError(
+                name, getattr(inp, name), f"only with method lora or qlora, not {inp.method}"
+            )
+    for name in _QLORA_FIELDS:
+        if inp.method == "lora" and getattr(inp, name) is not None:
+            raise InvalidInputError(name, getattr(inp, name), "only with method qlora")
 
 
 def _check_parallelism(inp: EstimateInput) -> None:
@@ -251,6 +303,10 @@ def _check_parallelism(inp: EstimateInput) -> None:
             inp.optimizer,
             "adamw, adafactor, sgd, sgd-momentum or lion with "
             "offload_optimizer (bitsandbytes state lives on the GPU)",
+        )
+    if inp.offload_params and inp.zero_stage < 3:
+        raise InvalidInputError(
+            "offload_params", True, "only with zero_stage 3 (ZeRO-3 or FSDP shards the weights)"
         )
     heads = inp.model.num_heads
     if heads % inp.tensor_parallel:

@@ -17,6 +17,9 @@ from tools.architectures.architecture import LinearModule, ModelArch
 from tools.errors import InvalidInputError
 
 TensorKind = Literal["linear", "bias", "embedding", "norm", "other"]
+# The canonical names of a MoE model's routed-expert linears (tools/architectures/architecture.py
+# names its shared-expert and dense-layer MLPs with a prefix).
+ROUTED_EXPERT_LINEARS = frozenset({"gate_proj", "up_proj", "down_proj"})
 _CACHE = 256  # architectures kept; ModelArch is frozen and hashable
 
 
@@ -83,9 +86,13 @@ def param_tensors(model: ModelArch) -> tuple[ParamTensor, ...]:
         )
     if model.type_vocab_size:
         tensors.append(ParamTensor("token_type", model.type_vocab_size, h, 1, "embedding"))
-    norm_vectors = model.norm_params() // h
+    inner = model.inner_norm_params()  # q/k head norms, MLA latent norms
+    norm_vectors = (model.norm_params() - inner) // h
     if norm_vectors:
         tensors.append(ParamTensor("norms", h, 1, norm_vectors, "norm"))
+    if inner:
+        tensors.append(ParamTensor("inner_norms", inner // model.num_layers, 1, model.num_layers,
+                                   "norm"))  # fmt: skip
     if model.pooler:
         tensors += [
             ParamTensor("pooler", h, h, 1, "other"),
@@ -113,13 +120,15 @@ def param_tensors(model: ModelArch) -> tuple[ParamTensor, ...]:
 def physical_linears(model: ModelArch) -> tuple[PhysicalLinear, ...]:
     """Linear modules as separate nn.Linear objects: slices sharing a fused matrix are merged.
 
-    Entries sharing a Hugging Face name, group and input width are slices of one fused matrix
-    (GPT-2 `c_attn` = q, k, v; Phi-3 `gate_up_proj`), which PEFT can only adapt as a whole.
+    Entries sharing a Hugging Face name, group, input width and instance count are slices of one
+    fused matrix (GPT-2 `c_attn` = q, k, v; Phi-3 `gate_up_proj`), which PEFT can only adapt as
+    a whole. (A MoE model's dense-layer and shared-expert MLPs share Hugging Face names with
+    different instance counts, and stay apart.)
     """
-    merged: dict[tuple[str, str, int], PhysicalLinear] = {}
+    merged: dict[tuple[str, str, int, int], PhysicalLinear] = {}
     for m in linear_modules(model):
         hf = m.hf_name or m.name
-        key = (hf, m.group, m.d_in) if hf != m.name else (m.name, m.group, -1)
+        key = (hf, m.group, m.d_in, m.count) if hf != m.name else (m.name, m.group, -1, -1)
         prior = merged.get(key)
         if prior is None:
             merged[key] = PhysicalLinear(m.name, m.group, m.d_in, m.d_out, m.count, (m.name,))

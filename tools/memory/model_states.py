@@ -10,7 +10,7 @@ stage 3 also the weights (paper Table 1).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil
 from typing import cast
 
@@ -28,6 +28,7 @@ from tools.memory.inventory import (
     total_params,
 )
 from tools.memory.optimizer_step import optimizer_temporaries
+from tools.memory.stacks.deepspeed import ZeroExtras, zero_extras
 
 _TP_SPLIT_KINDS = frozenset({"linear", "bias", "embedding"})
 
@@ -49,6 +50,11 @@ class StatesConfig:
     offload_optimizer: bool
     engine: str = "deepspeed"  # pytorch: autocast over fp32 weights (no separate master)
     optimizer_impl: str = "fused"  # foreach | for-loop | fused (see tools.memory.optimizer_step)
+    optimizer_in_backward: bool = False  # each parameter stepped inside backward (torchtune)
+    frozen_fp32: bool = False  # the frozen base's non-quantized weights are stored in fp32
+    offload_params: bool = False  # ZeRO-3: the weight partition in CPU RAM
+    stack: str = "hf"  # hf: DeepSpeed's bucket sizes as the Hugging Face integration sets them
+    qlora_lm_head: bool = False  # QLoRA: an untied lm_head is NF4 too (litgpt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +75,11 @@ class ModelStates:
     unsharded_gradients: int
     unsharded_optimizer: int
     step_temporaries: int = 0  # allocated inside optimizer.step() beyond the state
+    paged_optimizer: int = 0  # of optimizer: bitsandbytes paged state in CUDA unified memory
+    largest_gradient: int = 0  # bytes of the largest trainable tensor's gradient on this GPU
+    deepspeed_buffers: int = 0  # of comm_buffers: DeepSpeed's reduce bucket and ZeRO-3 prefetch
     grad_element_bytes: int = c.BF16  # bytes per trainable parameter's gradient element
+    lm_head_dequant: int = 0  # QLoRA, 4-bit lm_head: its dequantized copies while it computes
 
 
 def shard_model_states(
@@ -146,12 +156,17 @@ def _trainable_and_frozen(
 
 
 def _frozen_weight_bytes(frozen: Iterable[ParamTensor], cfg: StatesConfig) -> int:
+    """The frozen base: NF4 for QLoRA's linear layers; the rest in the working precision, or in
+    fp32 when the base was loaded so (PEFT's FSDP example loads torch_dtype=float32; PEFT's
+    prepare_model_for_kbit_training casts every non-quantized weight to fp32)."""
+    stored = c.FP32 if cfg.frozen_fp32 else c.weight_bytes(cfg.precision)
     total = 0
     for tensor, elements in _per_gpu(frozen, cfg.tensor_parallel):
-        if cfg.method == "qlora" and tensor.kind == "linear":
+        head = cfg.qlora_lm_head and tensor.name == "lm_head"  # an untied lm_head only
+        if cfg.method == "qlora" and (tensor.kind == "linear" or head):
             total += nf4_bytes(elements, cfg.qlora_double_quant) * tensor.count
         else:
-            total += c.weight_bytes(cfg.precision) * elements * tensor.count
+            total += stored * elements * tensor.count
     return total
 
 
@@ -176,21 +191,23 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         optimizer_state_bytes(cfg.optimizer, t, e, state) for t, e in shards
     )
     w, g, o = shard_model_states(weights, gradients, optimizer, cfg.zero_stage, cfg.data_parallel)
+    paged = _paged_state(cfg, shards)
 
     gathered_w, gathered_g = _zero3_gathered(model, cfg, full)
     dequant = _dequant_buffer(model, cfg)
-    cpu = 0
-    if cfg.offload_optimizer:
-        fp32_grads = ceil(c.FP32 * trainable_elems / cfg.data_parallel)
-        cpu, o = o + fp32_grads, 0
-        if cfg.zero_stage >= 2:
-            g = 0
+    extras = _deepspeed_extras(model, cfg, trainable_elems, full and mixed, weights)
+    w, g, o, cpu = _offload(cfg, w, g, o, trainable_elems)
     comm = gradients if (cfg.zero_stage == 0 and cfg.data_parallel > 1) else 0
+    comm += extras.reduce_bucket + extras.prefetch
     step_ranks = cfg.data_parallel if cfg.zero_stage >= 1 else 1
+    largest = max(shards, key=lambda pair: pair[1]) if shards else None
+    stepped = shards
+    if cfg.optimizer_in_backward and largest is not None:  # one parameter at a time
+        stepped, step_ranks = [(replace(largest[0], count=1), largest[1])], 1
     temporaries = 0 if cfg.offload_optimizer else optimizer_temporaries(
-        cfg.optimizer, cast(ResolvedOptimizerImpl, cfg.optimizer_impl), shards, state, param_bytes,
-        step_ranks,
-    )  # fmt: skip
+        cfg.optimizer, cast(ResolvedOptimizerImpl, cfg.optimizer_impl), stepped, state,
+        param_bytes, step_ranks,
+    ) + extras.fp32_grads  # fmt: skip
     return ModelStates(
         weights=w + gathered_w + dequant,
         gradients=g + gathered_g,
@@ -207,7 +224,50 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         unsharded_optimizer=optimizer,
         step_temporaries=temporaries,
         grad_element_bytes=param_bytes,
+        paged_optimizer=0 if cfg.offload_optimizer else paged,
+        largest_gradient=param_bytes * largest[1] if largest else 0,
+        deepspeed_buffers=extras.reduce_bucket + extras.prefetch,
+        lm_head_dequant=_lm_head_dequant(model, cfg),
     )
+
+
+def _offload(
+    cfg: StatesConfig, w: int, g: int, o: int, trainable: int
+) -> tuple[int, int, int, int]:
+    """(weights, gradients, optimizer state) left on the GPU, and the bytes in CPU RAM.
+
+    Optimizer offload (DeepSpeed offload_optimizer, ZeRO >= 1) keeps the state and an fp32
+    gradient partition in CPU RAM, and under ZeRO-2/3 the gradient partition too; parameter
+    offload (offload_param, ZeRO-3) moves the 16-bit weight partition to pinned CPU memory."""
+    cpu = 0
+    if cfg.offload_optimizer:
+        cpu, o = o + ceil(c.FP32 * trainable / cfg.data_parallel), 0
+        if cfg.zero_stage >= 2:
+            g = 0
+    if cfg.offload_params and cfg.zero_stage == 3:
+        cpu, w = cpu + w, 0
+    return w, g, o, cpu
+
+
+def _deepspeed_extras(
+    model: ModelArch, cfg: StatesConfig, trainable: int, mixed_full: bool, weights: int
+) -> ZeroExtras:
+    """DeepSpeed ZeRO's own buffers (stacks/deepspeed.py); none for FSDP or plain PyTorch."""
+    if cfg.engine != "deepspeed" or cfg.sharding != "deepspeed":
+        return ZeroExtras(0, 0, 0)
+    return zero_extras(
+        model, cfg.zero_stage, cfg.data_parallel, trainable, c.weight_bytes(cfg.precision),
+        mixed_full, cfg.offload_optimizer, cfg.stack == "hf", weights,
+    )  # fmt: skip
+
+
+def _paged_state(cfg: StatesConfig, shards: list[tuple[ParamTensor, int]]) -> int:
+    """The uint8 states (two per parameter) that a paged 8-bit optimizer keeps in unified memory:
+    those of tensors with at least BNB_PAGED_MIN_ELEMENTS elements, sharded like the state."""
+    if cfg.optimizer != "paged-adamw-8bit":
+        return 0
+    paged = sum(2 * e * t.count for t, e in shards if e >= c.BNB_PAGED_MIN_ELEMENTS)
+    return ceil(paged / cfg.data_parallel) if cfg.zero_stage >= 1 else paged
 
 
 def _zero3_gathered(model: ModelArch, cfg: StatesConfig, full: bool) -> tuple[int, int]:
@@ -233,3 +293,15 @@ def _dequant_buffer(model: ModelArch, cfg: StatesConfig) -> int:
         return 0
     largest = max(m.d_in * m.d_out for m in linear_modules(model))
     return c.BF16 * ceil(largest / cfg.tensor_parallel)
+
+
+def _lm_head_dequant(model: ModelArch, cfg: StatesConfig) -> int:
+    """QLoRA with a 4-bit lm_head: bitsandbytes dequantizes the whole vocabulary matrix for each
+    of its matmuls (every forward chunk and its backward). Lightning quantizes from an fp16 copy
+    (plugins/precision/bitsandbytes.py `quantize`), so the dequantized weight is fp16 and
+    MatMul4Bit casts it to the compute dtype (`.to(A.dtype)`, autograd/_functions.py): under bf16
+    both copies exist for a moment, under fp16 one."""
+    if cfg.method != "qlora" or not cfg.qlora_lm_head or model.tied_embeddings:
+        return 0
+    copies = 1 if cfg.precision.startswith("fp16") else 2
+    return copies * c.BF16 * ceil(model.vocab_size / cfg.tensor_parallel) * model.hidden_size

@@ -1,9 +1,10 @@
 """Ranking cloud instances for a training job: plans, hours, billed cost and exclusions.
 
 `models` holds the request and result types, `rank` the entry point, `prepare` what a request
-computes once, `plans` the parallel plan search per machine shape, `screen` the constraint
-checks, `throughput` hours from FLOPs and utilisation, `costs` billing rounding and the spot
-interruption model, and `text` the one-line reasons.
+computes once, `plans` the parallel plans and what each shards, `search` the first plan that fits
+a machine shape, `screen` the constraint checks, `time` the training hours of a plan (kernels,
+communication, pipeline, setup, failures), `costs` billing rounding and the spot interruption
+model, `text` the one-line reasons and `wording` the stated assumptions.
 """
 
 from tools.ranking.models import (

@@ -130,17 +130,20 @@ def expected_spot_run(
     nodes: int,
     assumptions: SpotAssumptions,
     writing_nodes: int | None = None,
+    extra_rate_per_hour: float = 0.0,
 ) -> SpotRun:
     """Expected wall time of a spot run of `compute_hours` on `nodes` nodes, each interrupted
     independently. `writing_nodes` write the checkpoint in parallel (default: all `nodes`; 1 when
-    one rank saves the whole state, as under DDP)."""
+    one rank saves the whole state, as under DDP). `extra_rate_per_hour` adds interruptions per
+    node-hour of another cause (hardware failures) to the preemption rate; with a zero
+    preemption rate it models an on-demand run's failures alone."""
     writers = nodes if writing_nodes is None else writing_nodes
     if not 1 <= writers <= nodes:
         raise InvalidInputError("writing_nodes", writing_nodes, f"1 to the {nodes} node(s)")
     write_h = checkpoint_write_hours(
         state_bytes, assumptions.storage_bandwidth_bytes_per_s, writers
     )
-    rate = assumptions.preemption_rate_per_hour * nodes
+    rate = (assumptions.preemption_rate_per_hour + extra_rate_per_hour) * nodes
     if rate == 0 or compute_hours == 0 or not math.isfinite(1.0 / rate):
         return SpotRun(
             compute_hours=compute_hours,

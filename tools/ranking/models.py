@@ -18,7 +18,9 @@ from tools.job.limits import MAX_NODES
 from tools.memory import EstimateInput
 from tools.ranking.costs import SpotAssumptions
 from tools.ranking.plans import PlanName
-from tools.ranking.throughput import ThroughputAssumptions
+from tools.ranking.time.assumptions import ThroughputAssumptions
+from tools.ranking.time.goodput import GoodputAssumptions
+from tools.ranking.time.setup import SetupAssumptions
 
 ExclusionKind = Literal[
     "provider",
@@ -112,6 +114,8 @@ class RankingAssumptions(BaseModel):
     )
     throughput: ThroughputAssumptions = Field(default_factory=ThroughputAssumptions)
     spot: SpotAssumptions = Field(default_factory=SpotAssumptions)
+    setup: SetupAssumptions = Field(default_factory=SetupAssumptions)
+    goodput: GoodputAssumptions = Field(default_factory=GoodputAssumptions)
     allow_pcie_multi_gpu_full: bool = Field(
         default=False,
         description="rank multi-GPU full fine-tunes on PCIe-only nodes (gradient all-reduce of"
@@ -155,13 +159,22 @@ class RankedOption(BaseModel):
     vram_per_gpu_bytes: int
     need_per_gpu_bytes: int = Field(description="estimated peak memory per GPU, before margin")
     margin: float = Field(description="spare memory as a share of the need: vram / need - 1")
-    plan: PlanName
+    plan: PlanName = Field(description="the sharding over the data-parallel ranks")
+    tensor_parallel: int = Field(default=1, ge=1, description="tensor-parallel degree")
+    pipeline_parallel: int = Field(default=1, ge=1, description="pipeline stages")
     plan_label: str
     pricing: Pricing
     price_per_hour: float = Field(description="USD per hour for all nodes, at this pricing")
-    hours: float = Field(description="expected wall-clock hours at this pricing")
+    hours: float = Field(
+        description="expected wall-clock hours at this pricing: setup, training, and the"
+        " restarts after hardware failures (and spot interruptions on spot)"
+    )
     total_cost: float = Field(description="expected USD for the run at this pricing, billed")
-    compute_hours: float = Field(description="hours without interruptions")
+    compute_hours: float = Field(description="setup + training hours without interruptions")
+    setup_hours: float = Field(
+        default=0.0, description="hours before the first step (provisioning, image, downloads)"
+    )
+    training_hours: float = Field(default=0.0, description="training hours without interruptions")
     on_demand_total_cost: float = Field(description="USD on demand, billed")
     spot_total_cost: float | None = Field(description="expected USD on spot, billed; None if none")
     spot_hours: float | None = Field(description="expected wall hours on spot")
@@ -175,8 +188,19 @@ class RankedOption(BaseModel):
         description="model state one checkpoint of this plan writes: trainable weights and"
         " optimizer state as the plan's engine keeps them (None: not computed)",
     )
-    mfu: float
+    mfu: float = Field(
+        description="model FLOPs utilisation of the training: the step's FLOPs without"
+        " recomputation over (training hours x GPUs x the precision's dense peak)"
+    )
     peak_tflops_per_gpu: float
+    host_ram_need_bytes: int | None = Field(
+        default=None,
+        description="host RAM one node needs for the optimizer state offloaded to CPU (None: no"
+        " offload)",
+    )
+    host_ram_bytes: int | None = Field(
+        default=None, description="host RAM of one node (None: the catalog does not say)"
+    )
     regions: list[str]
     source: str = Field(description="where the price was read (URL, catalog and version)")
     as_of: date = Field(description="when the price was read")
@@ -219,7 +243,9 @@ class JobSummary(BaseModel):
     active_params: int = Field(description="parameters used per token (MoE: active experts)")
     trainable_params: int
     tokens: float = Field(description="tokens processed over all epochs")
-    training_flops: float
+    training_flops: float = Field(
+        description="FLOPs executed over the run: matmuls, attention and recomputation"
+    )
     checkpoint_bytes: int = Field(
         description="model state one checkpoint writes, the largest over the ranking's plans"
         " (engines differ; each ranked row has its own plan's)"

@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from tools.catalog.instances import Instance
 from tools.enums import Billing, Pricing
 from tools.memory import EstimateInput, MemoryEstimate
-from tools.ranking.costs import SECONDS_PER_HOUR, SpotRun, billed_seconds
+from tools.ranking.costs import SECONDS_PER_HOUR, SpotAssumptions, SpotRun, billed_seconds
 from tools.ranking.models import ExclusionKind, JobSummary, RankRequest
-from tools.ranking.plans import EstimateFn, PlanFit, PlanName, PlanSearch, plan_engine
-from tools.ranking.throughput import training_flops
+from tools.ranking.plans import EstimateFn, PlanFit, PlanName, is_sharded, plan_engine
+from tools.ranking.search import PlanSearch, search_for
+from tools.ranking.time.step import RunTime
+from tools.ranking.time.work import TrainingWork, training_work
+from tools.ranking.wording import job_assumptions
 
 LORA_METHODS = ("lora", "qlora")
 
@@ -37,22 +40,29 @@ class ShapeResult:
 
     fit: PlanFit
     vram_bytes: int
-    peak: float
-    peak_label: str
-    mfu: float
-    mfu_notes: tuple[str, ...]
-    compute_hours: float
-    dequant_hours: float
+    run: RunTime  # uninterrupted training
+    setup_hours: float  # before the first step, billed like training
     checkpoint_bytes: int  # what one checkpoint of this plan writes
-    spot_run: SpotRun | None
+    on_demand_run: SpotRun  # the training's expected course with hardware failures
+    spot_run: SpotRun | None  # ... with failures and spot interruptions
     spot_problem: str | None
     billed: dict[tuple[str, int], tuple[float, float | None]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # fit and speed reasons, filled on first use
 
     @property
     def hours(self) -> float:
-        """Uninterrupted hours: compute plus QLoRA de-quantization."""
-        return self.compute_hours + self.dequant_hours
+        """Expected on-demand wall hours: setup plus training with its failure restarts."""
+        return self.setup_hours + self.on_demand_run.wall_hours
+
+    @property
+    def spot_hours(self) -> float | None:
+        """Expected spot wall hours: setup plus training with failures and interruptions."""
+        return None if self.spot_run is None else self.setup_hours + self.spot_run.wall_hours
+
+    @property
+    def uninterrupted_hours(self) -> float:
+        """Setup plus training without any interruption."""
+        return self.setup_hours + self.run.hours
 
     def billed_seconds(self, granularity: Billing, min_charge: int) -> tuple[float, float | None]:
         """Seconds billed per node on demand and (expected) on spot, for these billing terms."""
@@ -61,9 +71,9 @@ class ShapeResult:
         if found is None:
             on_demand = billed_seconds(self.hours * SECONDS_PER_HOUR, granularity, min_charge)
             spot = None
-            if self.spot_run is not None:
-                spot_s = self.spot_run.wall_hours * SECONDS_PER_HOUR
-                spot = billed_seconds(spot_s, granularity, min_charge)
+            spot_hours = self.spot_hours
+            if spot_hours is not None:
+                spot = billed_seconds(spot_hours * SECONDS_PER_HOUR, granularity, min_charge)
             found = self.billed[key] = (on_demand, spot)
         return found
 
@@ -92,27 +102,31 @@ class PreparedJob:
     margin: float
     precision: str
     tokens: float
+    tokens_per_epoch: float
     training_flops: float
-    frozen_params: int
-    recompute_forward: bool
-    tokens_per_micro_step: int
+    work: TrainingWork
+    total_params: int
+    checkpoints: dict[PlanName, int]  # bytes one checkpoint writes, per engine group
+    failures_only: SpotAssumptions  # the spot terms without preemptions: an on-demand run
     summary: JobSummary
     sort_key: Callable[[float, float, float], tuple[float, float, float]]
     has_limits: bool
+    # shape results by (GPU, links, fit): filled by the ranking (rows of one shape share them)
+    shape_results: dict[tuple[object, ...], ShapeResult | Reject] = field(default_factory=dict)
 
 
 def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
     """Resolve the model, count tokens and FLOPs, size checkpoints; set up the plan search."""
-    job, cons = request.job, request.constraints
-    margin = request.assumptions.memory_margin
-    search = PlanSearch(job, margin, estimate_fn)
+    job, cons, a = request.job, request.constraints, request.assumptions
+    margin = a.memory_margin
+    # a pipeline fills with >= stages micro-batches, so 1F1B keeps `stages` in flight
+    search = search_for(job, margin, estimate_fn)
     base = search.estimate("single", job.tensor_parallel)  # no data parallelism, no sharding
     total, trainable = int(base.total_params), int(base.trainable_params)
     active = _active_params(job, total)
     tokens = request.workload.total_tokens(job.seq_len)
-    recompute = recomputes_forward(job)
-    flops = training_flops(job.method, active, trainable, tokens, recompute)
-    frozen = total if job.method in LORA_METHODS else 0  # total_params excludes the adapters
+    work = training_work(job, tokens, total, trainable, a.throughput)
+    flops = work.flops.total * tokens
     adapter = request.assumptions.adapter_bytes_per_param
     # A checkpoint per engine the plans use (unsharded figures do not depend on the GPU count).
     per_plan = {
@@ -144,10 +158,12 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
         margin=margin,
         precision=job.precision,
         tokens=tokens,
+        tokens_per_epoch=tokens / request.workload.epochs,
         training_flops=flops,
-        frozen_params=frozen,
-        recompute_forward=recompute,
-        tokens_per_micro_step=job.micro_batch_size * job.seq_len,
+        work=work,
+        total_params=total,
+        checkpoints=per_plan,
+        failures_only=a.spot.model_copy(update={"preemption_rate_per_hour": 0.0}),
         summary=summary,
         sort_key=SORT_KEYS[request.objective],
         has_limits=any(
@@ -162,10 +178,10 @@ def _active_params(job: EstimateInput, total: int) -> int:
     return int(job.model.active_params()) if job.model.is_moe else total
 
 
-def recomputes_forward(job: EstimateInput) -> bool:
-    """Full activation checkpointing runs every forward twice. Selective recomputation redoes
-    only attention scores, a small share of the FLOPs, and is counted as none."""
-    return job.gradient_checkpointing == "full"
+def plan_checkpoint(job: PreparedJob, plan: PlanName) -> int:
+    """Bytes one checkpoint of `plan` writes: its engine group's figure (single GPU and DDP
+    follow the job's engine, the ZeRO and offload plans DeepSpeed's)."""
+    return job.checkpoints["zero2" if is_sharded(plan) else "single"]
 
 
 def checkpoint_bytes(
@@ -220,31 +236,4 @@ def engine_assumptions(
         " mixed precision shards as many bytes per parameter under AdamW (4 + 4 + 8 against"
         " 2 + 2 + 12)",
         f"spot checkpoints hold the trainable weights and the optimizer state: {sizes}",
-    ]
-
-
-def job_assumptions(request: RankRequest) -> list[str]:
-    """The ranking's own assumptions, in words, for the job summary."""
-    a = request.assumptions
-    t, s = a.throughput, a.spot
-    mfu = (
-        f"MFU {t.mfu_override:.2f} for every cluster (given)"
-        if t.mfu_override is not None
-        else f"MFU {t.mfu_single_node:.2f} on one GPU or NVLink node;"
-        f" x{t.pcie_multi_gpu_factor:.2f} PCIe-only multi-GPU;"
-        f" multi-node x{t.infiniband_factor:.2f} InfiniBand,"
-        f" x{t.roce_factor:.2f} RoCE, x{t.ethernet_factor:.2f} Ethernet;"
-        f" x{t.offload_factor:.2f} with CPU offload"
-    )
-    return [
-        f"memory safety margin {a.memory_margin:.0%}: need x {1 + a.memory_margin:g} must fit",
-        "training FLOPs 6·N per token (full), 4·N + 6·adapters (LoRA/QLoRA), +2·N with full"
-        " checkpointing; N = active parameters",
-        mfu,
-        f"QLoRA de-quantization: {t.qlora_dequant_bytes_per_param:g} B per frozen parameter per"
-        " pass at peak memory bandwidth",
-        f"spot: {s.preemption_rate_per_hour:g} interruptions per node-hour; checkpoints written at"
-        f" {s.storage_bandwidth_bytes_per_s / 1e9:g} GB/s per node; {s.restart_hours * 60:g} min"
-        " per restart; Young/Daly interval sqrt(2·C·MTBF)",
-        "billing: each node rounded up to its billing unit, then to the minimum charge",
     ]

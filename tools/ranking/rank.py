@@ -1,8 +1,9 @@
 """Rank cloud instances for a training job by total cost, time to result, or hourly price.
 
-For each instance: screen it against the hard constraints; find the cheapest parallel plan that fits
-(`tools.ranking.plans`); estimate hours from training FLOPs and an MFU model
-(`tools.ranking.throughput`); price the run on demand and on spot with billing rounding and the spot
+For each instance: screen it against the hard constraints; find the first parallel plan that fits
+(`tools.ranking.search`); estimate training hours from the kernels, communication and pipeline of
+that plan (`tools.ranking.time`), add the setup before the first step and the restarts after
+hardware failures; price the run on demand and on spot with billing rounding and the spot
 interruption model (`tools.ranking.costs`); keep it when a pricing meets the budget, deadline and
 price cap. Everything that depends only on the machine shape (GPU, count, VRAM, links) is computed
 once per shape, so a catalog of many regions and providers costs little more than its shapes.
@@ -18,13 +19,19 @@ import heapq
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from functools import lru_cache
 from operator import attrgetter
 
 from tools.catalog.freshness import price_age, provider_summaries
 from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS, Instance
 from tools.gpus import lookup_gpu
 from tools.memory import estimate
-from tools.ranking.costs import SECONDS_PER_HOUR, SpotImpracticalError, SpotRun, expected_spot_run
+from tools.ranking.costs import (
+    SECONDS_PER_HOUR,
+    SpotImpracticalError,
+    SpotRun,
+    expected_spot_run,
+)
 from tools.ranking.models import (
     Excluded,
     Pricing,
@@ -32,27 +39,26 @@ from tools.ranking.models import (
     RankRequest,
     RankResult,
 )
-from tools.ranking.plans import EstimateFn, NoFit, PlanFit, is_offload, is_sharded
+from tools.ranking.plans import EstimateFn, NoFit, PlanFit, is_offload, is_sharded, zero_stage
 from tools.ranking.prepare import (
     PreparedJob,
     Reject,
     Row,
     ShapeResult,
-    checkpoint_bytes,
+    plan_checkpoint,
     prepare_job,
 )
 from tools.ranking.screen import Screen, node_range, over_price, shape_problem
 from tools.ranking.text import excluded_memory_reason, plan_text, ranked_reasons, usd
-from tools.ranking.throughput import (
-    ClusterShape,
-    cluster_mfu,
-    compute_hours,
-    peak_tflops,
-    qlora_dequant_hours,
-)
+from tools.ranking.time.comm import ClusterShape, Layout
+from tools.ranking.time.goodput import failure_rate_per_node_hour
+from tools.ranking.time.setup import setup_hours
+from tools.ranking.time.step import run_time
 from tools.units import GIB
 
 __all__ = ["rank"]
+
+_gpu = lru_cache(maxsize=256)(lookup_gpu)  # the catalog names few GPUs, many times
 
 
 # The fields that decide plan, speed and spot course (the machine shape), and the price terms;
@@ -187,55 +193,73 @@ def _evaluate_shape(inst: Instance, job: PreparedJob) -> ShapeResult | Reject:
         return Reject("gpu_count", f"tensor_parallel {tp} needs a multiple of {tp} GPUs")
     if isinstance(fit, NoFit):
         return Reject("memory", excluded_memory_reason(fit, vram, inst, job.margin))
-    found = peak_tflops(lookup_gpu(inst.gpu), job.precision)
+    # Shapes that differ only in host RAM share the fit object (RAM only matters to offload
+    # plans), and so everything below.
+    key = (inst.gpu, inst.interconnect, inst.network, inst.network_gbps, id(fit))
+    found = job.shape_results.get(key)
     if found is None:
-        return Reject(
-            "throughput", f"no published dense {job.precision} tensor peak for {inst.gpu}"
-        )
-    peak, label = found
+        found = job.shape_results[key] = _time_shape(inst, fit, vram, job)
+    return found
+
+
+def _time_shape(inst: Instance, fit: PlanFit, vram: int, job: PreparedJob) -> ShapeResult | Reject:
+    """Training hours, setup and the expected courses of `fit` on `inst`'s machine shape; on
+    several nodes a pipelined layout of the same nodes replaces `fit` when it is faster."""
     shape = ClusterShape(
         gpus_per_node=inst.gpu_count,
         nodes=fit.nodes,
         interconnect=inst.interconnect,
         network=inst.network,
         network_gbps=inst.network_gbps,
+    )
+    a = job.request.assumptions
+    gpu = _gpu(inst.gpu)
+    run = run_time(job.work, gpu, shape, _layout(fit), a.throughput)
+    if run is None:
+        return Reject(
+            "throughput", f"no published dense {job.precision} tensor peak for {inst.gpu}"
+        )
+    for other in job.search.pipelined(fit, inst.gpu_count, vram):
+        faster = run_time(job.work, gpu, shape, _layout(other), a.throughput)
+        if faster is not None and faster.hours < run.hours:
+            fit, run = other, faster
+    checkpoint = plan_checkpoint(job, fit.plan)
+    setup = setup_hours(
+        job.total_params, job.tokens_per_epoch, fit.nodes, job.work.method == "pretrain", a.setup
+    )
+    on_demand, failing = _course(run.hours, fit, checkpoint, job, with_spot=False)
+    if on_demand is None:
+        return Reject("throughput", (failing or "").replace("spot impractical", "failures"))
+    spot, problem_text = None, None
+    if job.request.constraints.spot != "never":
+        spot, problem_text = _course(run.hours, fit, checkpoint, job, with_spot=True)
+    return ShapeResult(fit, vram, run, setup, checkpoint, on_demand, spot, problem_text)
+
+
+def _layout(fit: PlanFit) -> Layout:
+    return Layout(
+        data=fit.data_parallel,
+        tensor=fit.tensor_parallel,
+        pipeline=fit.pipeline_parallel,
+        zero_stage=zero_stage(fit.plan),
         offload=is_offload(fit.plan),
     )
-    mfu, notes = cluster_mfu(shape, job.request.assumptions.throughput)
-    compute = compute_hours(job.training_flops, fit.gpu_count, peak, mfu)
-    dequant = _dequant_hours(job, fit, inst)
-    checkpoint = checkpoint_bytes(
-        job.request.job, fit.estimate, job.request.assumptions.adapter_bytes_per_param
-    )
-    run, problem_text = _spot_course(compute + dequant, fit, checkpoint, job)
-    return ShapeResult(
-        fit, vram, peak, label, mfu, tuple(notes), compute, dequant, checkpoint, run, problem_text
-    )
 
 
-def _dequant_hours(job: PreparedJob, fit: PlanFit, inst: Instance) -> float:
-    if job.request.job.method != "qlora":
-        return 0.0
-    return qlora_dequant_hours(
-        frozen_params_per_gpu=job.frozen_params,
-        tokens=job.tokens,
-        gpu_count=fit.gpu_count,
-        tokens_per_micro_step=job.tokens_per_micro_step,
-        recompute_forward=job.recompute_forward,
-        bandwidth_gbs=lookup_gpu(inst.gpu).memory_bandwidth_gbs,
-        bytes_per_param=job.request.assumptions.throughput.qlora_dequant_bytes_per_param,
-    )
-
-
-def _spot_course(
-    hours: float, fit: PlanFit, checkpoint: int, job: PreparedJob
+def _course(
+    hours: float, fit: PlanFit, checkpoint: int, job: PreparedJob, with_spot: bool
 ) -> tuple[SpotRun | None, str | None]:
-    """The expected spot run; under ZeRO every node writes its shard of the checkpoint, without
-    sharding one node writes it all."""
+    """The expected course of the training with hardware failures (and spot interruptions);
+    under ZeRO every node writes its shard of the checkpoint, without sharding one node
+    writes it all."""
     writers = fit.nodes if is_sharded(fit.plan) else 1
-    spot = job.request.assumptions.spot
+    a = job.request.assumptions
+    failures = failure_rate_per_node_hour(fit.gpu_count // fit.nodes, a.goodput)
+    terms = a.spot if with_spot else job.failures_only
     try:
-        run = expected_spot_run(hours, checkpoint, fit.nodes, spot, writing_nodes=writers)
+        run = expected_spot_run(
+            hours, checkpoint, fit.nodes, terms, writing_nodes=writers, extra_rate_per_hour=failures
+        )
     except SpotImpracticalError as exc:
         return None, f"spot impractical: {exc}"
     return run, None
@@ -261,7 +285,7 @@ def _price(inst: Instance, shape: ShapeResult, job: PreparedJob) -> Row | Reject
         options.append((key(od_price, hours, on_demand), "on-demand", od_price, hours, on_demand))
     if policy != "never" and spot_cost is not None and shape.spot_run is not None:
         assert spot_price is not None
-        hours = shape.spot_run.wall_hours
+        hours = shape.setup_hours + shape.spot_run.wall_hours
         options.append((key(spot_price, hours, spot_cost), "spot", spot_price, hours, spot_cost))
     if not options:
         return Reject("spot", shape.spot_problem or "no spot offer")
@@ -308,21 +332,27 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
         need_per_gpu_bytes=fit.need_per_gpu_bytes,
         margin=shape.vram_bytes / fit.need_per_gpu_bytes - 1.0,
         plan=fit.plan,
-        plan_label=plan_text(fit.plan, job.request.job.tensor_parallel),
+        tensor_parallel=fit.tensor_parallel,
+        pipeline_parallel=fit.pipeline_parallel,
+        plan_label=plan_text(fit.plan, fit.tensor_parallel, fit.pipeline_parallel),
         pricing=row.pricing,
         price_per_hour=row.price_per_hour,
         hours=row.hours,
         total_cost=row.total_cost,
-        compute_hours=shape.hours,
+        compute_hours=shape.uninterrupted_hours,
+        setup_hours=shape.setup_hours,
+        training_hours=shape.run.hours,
         on_demand_total_cost=row.on_demand_cost,
         spot_total_cost=row.spot_cost,
-        spot_hours=run.wall_hours if run else None,
+        spot_hours=shape.spot_hours if run else None,
         checkpoint_interval_hours=run.checkpoint_interval_hours if run else None,
         spot_interruptions=run.expected_interruptions if run else None,
         checkpoint_bytes=shape.checkpoint_bytes,
         spot_overhead_hours=run.overhead_hours if run else None,
-        mfu=shape.mfu,
-        peak_tflops_per_gpu=shape.peak,
+        mfu=shape.run.utilisation,
+        peak_tflops_per_gpu=shape.run.peak_tflops,
+        host_ram_need_bytes=fit.estimate.cpu_offload_bytes * inst.gpu_count or None,
+        host_ram_bytes=round(inst.ram_gib * GIB) if inst.ram_gib else None,
         regions=list(inst.regions),
         source=inst.source,
         as_of=inst.as_of,

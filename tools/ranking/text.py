@@ -9,7 +9,7 @@ from tools.ranking.plans import PLAN_LABELS, NoFit
 from tools.units import format_gib
 
 if TYPE_CHECKING:
-    from tools.ranking.prepare import PreparedJob, Row
+    from tools.ranking.prepare import PreparedJob, Row, ShapeResult
 
 
 def usd(amount: float) -> str:
@@ -23,7 +23,7 @@ def _gpus(count: int) -> str:
 
 def excluded_memory_reason(fit: NoFit, vram_bytes: int, inst: Instance, margin: float) -> str:
     """'needs 84.2 GiB per GPU (ZeRO-3/FSDP on 16 GPUs, 76.5 GiB + 10% margin), has 80.0 GiB'."""
-    plan = PLAN_LABELS[fit.plan]
+    plan = plan_text(fit.plan, fit.tensor_parallel, fit.pipeline_parallel)
     if fit.host_ram_short:
         return f"{plan} on {_gpus(fit.gpu_count)} needs more host RAM than {inst.ram_gib:g} GiB"
     with_margin = fit.need_per_gpu_bytes * (1 + margin)
@@ -38,7 +38,7 @@ def ranked_reasons(row: Row, job: PreparedJob) -> list[str]:
     """Fit, speed, cost and provenance of a ranked row, one line each."""
     inst, shape = row.instance, row.shape
     if not shape.lines:  # the fit and speed lines are the same for every row of a shape
-        shape.lines.extend(_shape_lines(row, job.request.job.tensor_parallel))
+        shape.lines.extend(_shape_lines(row))
     lines = [
         *shape.lines,
         _cost_line(row),
@@ -49,22 +49,25 @@ def ranked_reasons(row: Row, job: PreparedJob) -> list[str]:
     return lines
 
 
-def plan_text(plan: str, tensor_parallel: int) -> str:
-    """'ZeRO-2', or with tensor parallelism 'ZeRO-2 + tensor parallel 2'."""
-    if tensor_parallel == 1:
+def plan_text(plan: str, tensor_parallel: int = 1, pipeline_parallel: int = 1) -> str:
+    """'ZeRO-2', 'ZeRO-2 + tensor parallel 2', 'tensor parallel 8 + pipeline 4'."""
+    model_parallel = [f"tensor parallel {tensor_parallel}"] if tensor_parallel > 1 else []
+    if pipeline_parallel > 1:
+        model_parallel.append(f"pipeline {pipeline_parallel}")
+    if not model_parallel:
         return PLAN_LABELS[plan]
     if plan == "single":
-        return f"tensor parallel {tensor_parallel}"
+        return " + ".join(model_parallel)
     if plan == "single_offload":
-        return f"tensor parallel {tensor_parallel} + CPU optimizer offload"
-    return f"{PLAN_LABELS[plan]} + tensor parallel {tensor_parallel}"
+        return " + ".join([*model_parallel, "CPU optimizer offload"])
+    return " + ".join([PLAN_LABELS[plan], *model_parallel])
 
 
-def _shape_lines(row: Row, tensor_parallel: int) -> list[str]:
+def _shape_lines(row: Row) -> list[str]:
     inst, shape = row.instance, row.shape
-    fit = shape.fit
+    fit, run = shape.fit, shape.run
     spare = shape.vram_bytes / fit.need_per_gpu_bytes - 1.0
-    plan = plan_text(fit.plan, tensor_parallel)
+    plan = plan_text(fit.plan, fit.tensor_parallel, fit.pipeline_parallel)
     if fit.gpu_count == 1:
         where = f"{plan} ({inst.gpu})"
     else:
@@ -74,13 +77,22 @@ def _shape_lines(row: Row, tensor_parallel: int) -> list[str]:
     return [
         f"{where}: needs {format_gib(fit.need_per_gpu_bytes)}"
         f" of {format_gib(shape.vram_bytes)} per GPU ({spare:.0%} spare)",
-        f"{shape.hours:.1f} h at MFU {shape.mfu:.2f} of {shape.peak:g} {shape.peak_label}"
-        f" TFLOPS per GPU" + _dequant_note(shape.dequant_hours),
+        f"{run.hours:.1f} h training at MFU {run.utilisation:.2f} of {run.peak_tflops:g}"
+        f" {run.peak_label} TFLOPS per GPU{_parts_note(shape)} + {shape.setup_hours:.2f} h setup",
     ]
 
 
-def _dequant_note(hours: float) -> str:
-    return f" (incl. {hours:.1f} h QLoRA de-quantization)" if hours > 0 else ""
+def _parts_note(shape: ShapeResult) -> str:
+    """What of the training is not matmul work, when it is worth a mention (>= 0.05 h)."""
+    run = shape.run
+    parts = [
+        (run.dequant_hours, "QLoRA de-quantization"),
+        (run.communication_hours, "exposed communication"),
+        (run.bubble_hours, "pipeline bubble"),
+        (shape.on_demand_run.wall_hours - run.hours, "failure restarts"),
+    ]
+    shown = [f"{hours:.1f} h {what}" for hours, what in parts if hours >= 0.05]
+    return f" (incl. {', '.join(shown)})" if shown else ""
 
 
 def _cost_line(row: Row) -> str:

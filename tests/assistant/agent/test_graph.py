@@ -63,7 +63,7 @@ def grounded_answer(memory: MemoryEstimate, ranking: RankResult) -> str:
     )
 
 
-HALLUCINATED = "It needs 13.7 GiB per GPU and costs $0.42 per hour."
+HALLUCINATED = "It needs 17.3 GiB per GPU and costs $0.42 per hour."
 
 
 def make(settings: Settings, catalog: Catalog, kb: Any, model: Any = None) -> Assistant:
@@ -119,7 +119,7 @@ def test_hallucinated_price_and_vram_are_repaired_once(
     repair = model.prompts[2]
     assert isinstance(repair[-2], AIMessage) and repair[-2].text == HALLUCINATED
     assert isinstance(repair[-1], HumanMessage)
-    assert "13.7, 0.42" in repair[-1].text, "the repair request names the offending numbers"
+    assert "17.3, 0.42" in repair[-1].text, "the repair request names the offending numbers"
 
 
 def test_second_failure_is_replaced_by_the_offline_composition(
@@ -133,7 +133,7 @@ def test_second_failure_is_replaced_by_the_offline_composition(
     assert result.answer == f"{notice}\n\n{offline_answer}"
     assert result.brain == "fallback"
     assert result.grounded is False, "the result says the model's answer failed the check"
-    assert result.ungrounded_numbers == ["13.7", "0.42"]
+    assert result.ungrounded_numbers == ["17.3", "0.42"]
     assert result.notices == [notice]
     names = [c.name for c in result.tool_calls]
     assert names[:2] == ["estimate_memory", "rank_instances"], "the model's own calls first"
@@ -332,3 +332,43 @@ def test_injection_in_the_users_message_leaves_the_offline_answer_unchanged(
     assistant = make(settings, catalog, knowledge_base)
     result = assistant.respond(f"{QUESTION}. {INJECTION}", Session()).result
     assert result.answer == offline_answer
+
+
+def test_make_chat_model_bounds_every_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    def fake_init(name: str, **kwargs: Any) -> ScriptedChatModel:
+        seen.update(kwargs)
+        return ScriptedChatModel([])
+
+    monkeypatch.setattr("langchain.chat_models.init_chat_model", fake_init)
+    settings = Settings(
+        data_dir=tmp_path,
+        llm="openai:gpt-4o",
+        llm_connect_timeout_s=2,
+        llm_first_byte_timeout_s=7,
+        llm_total_timeout_s=30,
+    )
+    make_chat_model(settings)
+    assert seen["timeout"] == httpx.Timeout(7, connect=2) and seen["max_retries"] == 0
+    assert seen["streaming"] is True, "streamed: the first-byte bound holds for long answers"
+    assert seen["http_client"]._transport.total_s == 30
+
+
+def test_failure_lines_name_the_root_cause_without_secrets() -> None:
+    from langchain_core.exceptions import ModelAuthenticationError
+
+    from assistant.agent.graph import describe_failure, endpoint_errors
+
+    try:
+        try:
+            raise httpx.ReadTimeout("the reply took longer than 60 s")
+        except httpx.ReadTimeout as inner:
+            raise ModelAuthenticationError("401 for key my-key-1234\nsecond line") from inner
+    except ModelAuthenticationError as exc:
+        line = describe_failure(exc, ["my-key-1234"])
+        assert isinstance(exc, endpoint_errors())
+    assert line == (
+        "ModelAuthenticationError: 401 for key ***; "
+        "cause: ReadTimeout: the reply took longer than 60 s"
+    )

@@ -72,6 +72,8 @@ def _artifact(result: TurnResult, name: str) -> Any:
 
 
 def _heading(result: TurnResult) -> str:
+    if _artifact(result, "check_fit") is not None:
+        return "fit.ways_heading"
     ranking = _artifact(result, "rank_instances")
     if ranking is not None:
         return "options.heading" if ranking["ranked"] else "none.heading"
@@ -107,29 +109,25 @@ def first_conversation(lang: str, texts: list[str]) -> list[Step]:
 
 
 def second_conversation(lang: str, texts: list[str]) -> list[Step]:
-    """A 70B model by size with LoRA, narrowed to 24 GB and A100s, then a mixed question."""
+    """A 70B model by size with LoRA; a fit check against the 24 GB one has (hardware to check,
+    not a catalog filter); narrowed to A100s; then a mixed question."""
     lora = job("70B", "lora")
     s1 = {"model": "70B", "method": "lora"}
     s2 = s1 | {"seq_len": 4096}
-    s3 = s2 | {"max_vram_gib": 24.0}
-    s4 = s3 | {"gpus": A100S}
+    s4 = s2 | {"gpus": A100S}
     s5 = s4 | {"method": "qlora"}
     long = lora | {"seq_len": 4096}
     qlora = job("70B", "qlora", seq_len=4096)
-    narrowed = {"max_vram_gib": 24.0}
+    fit = long | {"num_gpus": 1, "gpu_memory_gib": 24.0}
     return [
         Step(texts[0], s1, [("estimate_memory", lora), ("rank_instances", rank(lora))]),
         Step(texts[1], s2, [("estimate_memory", long), ("rank_instances", rank(long))]),
-        Step(texts[2], s3, [("estimate_memory", long), ("rank_instances", rank(long, **narrowed))]),
-        Step(
-            texts[3],
-            s4,
-            [("estimate_memory", long), ("rank_instances", rank(long, **narrowed, gpus=A100S))],
-        ),
+        Step(texts[2], s2, [("check_fit", fit)]),
+        Step(texts[3], s4, [("estimate_memory", long), ("rank_instances", rank(long, gpus=A100S))]),
         Step(
             texts[4],
             s5,
-            [("estimate_memory", qlora), ("rank_instances", rank(qlora, **narrowed, gpus=A100S))],
+            [("estimate_memory", qlora), ("rank_instances", rank(qlora, gpus=A100S))],
             search=True,
         ),
     ]
@@ -167,3 +165,8 @@ def test_conversation(assistant: Assistant, lang: str, steps: list[Step]) -> Non
         assert heading in result.answer, f"{where}: {heading!r} missing from the answer"
         assert result.grounded and result.ungrounded_numbers == [], f"{where}: not grounded"
         assert result.brain == "offline" and result.error_id is None, where
+        expected_intent = (
+            "guidance" if step.search else "fit_check" if step.calls[0][0] == "check_fit"
+            else "job" if n == 1 else "amend"
+        )  # fmt: skip
+        assert result.intent == expected_intent, f"{where}: intent"

@@ -91,7 +91,7 @@ def test_tool_names_in_order(tools: dict[str, BaseTool]) -> None:
     assert list(tools) == list(TOOL_NAMES), "build_tools keeps the TOOL_NAMES order"
     assert TOOL_NAMES == (
         "estimate_memory", "rank_instances", "search_knowledge",
-        "lookup_model", "lookup_gpu", "list_instances",
+        "lookup_model", "lookup_gpu", "list_instances", "check_fit",
     )  # fmt: skip
 
 

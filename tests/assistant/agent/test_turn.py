@@ -80,6 +80,33 @@ def test_amendments_change_only_what_they_say(catalog: Catalog) -> None:
     assert {k: rank_args[k] for k in QLORA_8B} == QLORA_8B, "the job itself is unchanged"
 
 
+def test_a_value_the_job_cannot_take_is_left_out_and_said(catalog: Catalog) -> None:
+    """ "-100M tokens" keeps the conversation's 200M, the other stated values apply, and the
+    answer's notices name the words and the field."""
+    first = ctx_for("Llama 3.1 8B with QLoRA on 200M tokens", "en", catalog)
+    second = ctx_for("actually -100M tokens and batch 4", "en", catalog, first.state)
+    assert second.state.tokens == 200_000_000.0 and second.state.micro_batch_size == 4
+    assert second.plan is not None
+    assert [(n.kind, n.field, n.value) for n in second.plan.notices] == [
+        ("value_ignored", "tokens", "-100m tokens")
+    ]
+    step = next_step(second, [])
+    assert isinstance(step, list) and step[1].args["tokens"] == 200_000_000.0
+
+
+def test_an_amendment_with_only_a_refused_value_still_answers(catalog: Catalog) -> None:
+    first = ctx_for("Llama 3.1 8B with QLoRA on 200M tokens", "en", catalog)
+    second = ctx_for("and with batch 0?", "en", catalog, first.state)
+    assert second.state == first.state
+    assert second.plan is not None
+    assert [n.kind for n in second.plan.notices] == ["value_ignored"]
+    step = next_step(second, [])
+    assert isinstance(step, list) and [c.name for c in step][:2] == [
+        "estimate_memory",
+        "rank_instances",
+    ], "the job is answered again, with the note, not a clarifying question"
+
+
 def test_spot_plan_searches_for_the_checkpoint_caveat(
     catalog: Catalog, knowledge_base: Any
 ) -> None:
@@ -117,7 +144,7 @@ def test_guidance_searches_in_the_users_language(catalog: Catalog) -> None:
 def test_mixed_question_uses_tools_and_knowledge(catalog: Catalog) -> None:
     text = "is spot safe for my 70B QLoRA run?"
     ctx = ctx_for(text, "en", catalog)
-    assert ctx.intent == "mixed"
+    assert (ctx.intent, ctx.kind) == ("guidance", "mixed")
     step = next_step(ctx, [])
     assert isinstance(step, list)
     assert [c.name for c in step] == ["estimate_memory", "rank_instances", "search_knowledge"]

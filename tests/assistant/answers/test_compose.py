@@ -70,10 +70,14 @@ PLAN_A = ResolvedJob(
     ],
     notices=[
         JobNotice(
-            kind="currency_not_applied",
+            kind="currency_converted",
             field="budget",
             value="500 EUR",
-            message="budget given in EUR; catalog prices are USD; budget filter not applied",
+            message="budget 500 EUR converted to 558.60 USD at the ECB reference rate of"
+            " 2026-10-30 (1.1172 USD per EUR)",
+            usd=558.6,
+            rate=1.1172,
+            rate_date=date(2026, 10, 30),
         )
     ],
 )
@@ -386,10 +390,10 @@ def test_nothing_in_the_catalog() -> None:
         ),
         (
             JobNotice(
-                kind="currency_not_applied", field="max_price_per_hour", value="2 TRY", message=""
+                kind="currency_not_applied", field="max_price_per_hour", value="2 ARS", message=""
             ),
-            "Your hourly price cap is in TRY (2 TRY); catalog prices are in USD and I never "
-            "convert currencies, so I did not apply it.",
+            "Your hourly price cap is in ARS (2 ARS), a currency I have no exchange rate for, so"
+            " I did not apply it. What is it in USD or EUR?",
         ),
     ],
 )

@@ -66,7 +66,7 @@ def test_lang_override_and_citations(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_plain_output_is_the_answer(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ask", "Welches", "Modell?", "--lang", "de"]) == 0
+    assert main(["ask", "Ich", "möchte", "ein", "Modell", "feintunen", "--lang", "de"]) == 0
     out = capsys.readouterr().out
     assert out.strip() == i18n_message("de", "clarify.model")
 

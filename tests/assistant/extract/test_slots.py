@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assistant.extract import extract_slots
+from assistant.extract import extract_slots, read_slots
 from tools.catalog.providers import known_providers
 from tools.job import JobUpdate, Money
 
@@ -315,7 +315,7 @@ MODEL_NAMES: list[tuple[str, str]] = [
     ("qwen 2.5 7b", QWEN_7B),
     ("Mixtral 8x7B", MIXTRAL),
     ("Llama 2 13B", "meta-llama/Llama-2-13b-hf"),
-    ("Llama 70B", LLAMA_70B),  # no exact name: the newest Llama of that size
+    ("Llama 70B", "meta-llama/Llama-3.3-70B-Instruct"),  # no exact name: the newest Llama 70B
     ("Qwen 14B", QWEN_14B),
     ("Gemma 2 9B", "google/gemma-2-9b"),
     ("GPT-2 XL", "openai-community/gpt2-xl"),
@@ -393,3 +393,34 @@ def test_parse_number(text: str, value: float) -> None:
     from assistant.extract.numbers import parse_number
 
     assert parse_number(text) == value, f"{text!r} -> {parse_number(text)}"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "field", "written"),
+    [
+        ("QLoRA on Llama 3.1 8B, -100M tokens", "en", "tokens", "-100m tokens"),
+        ("lora llama 8b on 1e30 tokens", "en", "tokens", "1e30 tokens"),
+        ("0 tokens", "en", "tokens", "0 tokens"),
+        ("1e20 samples", "en", "samples", "1e20 samples"),
+        ("batch 0", "en", "micro_batch_size", "batch 0"),
+        ("batch 2.5", "en", "micro_batch_size", "batch 2.5"),
+        ("rank -8", "en", "lora_rank", "rank -8"),
+        ("-3 epochs", "en", "epochs", "-3 epochs"),
+        ("0 GPUs", "en", "num_gpus", "0 gpus"),
+        ("deadline -3 hours", "en", "deadline_hours", "-3 hours"),
+    ],
+)
+def test_values_the_job_cannot_take_are_refused_not_lost(
+    text: str, lang: str, field: str, written: str
+) -> None:
+    reading = read_slots(text, lang)
+    assert [(r.field, r.written) for r in reading.rejected] == [(field, written)]
+    assert getattr(reading.update, field) is None
+    assert reading.rejected[0].reason, "what is valid, from the job model"
+
+
+def test_one_refused_value_keeps_the_others() -> None:
+    reading = read_slots("lora llama 8b 1e99 tokens seq 4096, batch 2.5", "en")
+    assert reading.update.seq_len == 4096 and reading.update.method == "lora"
+    assert [r.field for r in reading.rejected] == ["tokens", "micro_batch_size"]
+    assert extract_slots("lora llama 8b 1e99 tokens seq 4096, batch 2.5", "en") == reading.update

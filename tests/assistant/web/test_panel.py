@@ -92,10 +92,16 @@ def test_compute_panel_notes_what_was_not_applied_and_missing_models() -> None:
     euros_state = JobSpec(model="7B", budget=Money(amount=20, currency="EUR"))
     euros = compute_panel(euros_state, web_catalog())
     assert [(n.kind, n.field, n.value) for n in euros.notices] == [
-        ("currency_not_applied", "budget", "20 EUR")
+        ("currency_converted", "budget", "20 EUR")
     ], "never converted silently"
+    assert euros.state == euros_state and euros.ranking is not None
     shown = panel_view(euros, {}, "de").notes_markdown
     assert shown == notices_section(Text("de"), euros.notices, euros_state), "worded in German"
+    assert "EUR" in shown and "20" in shown
+    naira_state = JobSpec(model="7B", budget=Money(amount=20000, currency="NGN"))
+    naira = compute_panel(naira_state, web_catalog())
+    assert [(n.kind, n.field) for n in naira.notices] == [("currency_not_applied", "budget")]
+    assert naira.ranking is not None, "ranked all the same, without the budget"
 
 
 def test_notes_are_worded_when_shown_in_the_interface_language() -> None:

@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assistant.web import cells
 from assistant.web.panel import compute_panel
 from assistant.web.plan_chart import OPTIONS_DRAWN, nice_axis, plan_chart, render_plan_chart
 from assistant.web.tables import ranked_tables
@@ -125,4 +126,6 @@ def test_the_full_fine_tune_of_the_issue_draws_its_first_choice_as_fitting() -> 
     table = ranked_tables(data.ranking.ranked, {}, "en")[0]
     assert [b.figures for b in chart.bars] == [row[4] for row in table.display[:OPTIONS_DRAWN]]
     assert all(b.need_gib + b.margin_gib <= b.vram_gib + 0.01 for b in chart.bars), "all fit"
-    assert chart.parts_title.startswith("By part, on one GPU: 1,44"), "the unsharded job, apart"
+    unsharded = cells.gib_of(data.estimate.per_gpu.total)
+    assert chart.parts_title == f"By part, on one GPU: {cells.gib(unsharded, 'en')}", "apart"
+    assert unsharded > 1000 > max(b.vram_gib for b in chart.bars), "no card holds it unsharded"

@@ -113,16 +113,101 @@ def test_name_comes_from_name_or_path(tmp_path: Path) -> None:
     assert (arch.id, arch.name) == ("me/tiny-llama", "me/tiny-llama"), "named after the checkpoint"
 
 
-def test_unknown_model_type_read_the_llama_way(tmp_path: Path) -> None:
-    config = {**to_hf_config(lookup_model("meta-llama/Llama-2-7b-hf")), "model_type": "new_arch"}
+@pytest.mark.parametrize("model_type", ["new_arch", "mamba", "jamba", "", "falcon_h1"])
+def test_unsupported_model_type_is_an_error_naming_the_supported(
+    tmp_path: Path, model_type: str
+) -> None:
+    """Never a silent Llama-shaped reading: an unknown type could be MoE, hybrid or SSM."""
+    config = {**to_hf_config(lookup_model("meta-llama/Llama-2-7b-hf")), "model_type": model_type}
+    supported = r"llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, phi3, qwen2_moe"
+    with pytest.raises(InvalidInputError, match=rf"model_type.*valid: one of the .*{supported}"):
+        model_from_hf_config(_write(tmp_path, config))
+
+
+# Mixture-of-experts configs as published (the keys the transformers config classes read), with
+# each model's official total and active counts: Qwen1.5-MoE-A2.7B "14.3B parameters, 2.7B
+# activated"; Qwen3-30B-A3B "30.5B, 3.3B activated"; DeepSeek-V2-Lite "15.7B total"; DeepSeek-V3
+# "671B total parameters with 37B activated" (its 14B multi-token-prediction module is not part of
+# the HF model and is not counted).
+MOE_CONFIGS = [
+    (
+        {
+            "model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632,
+            "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16,
+            "vocab_size": 151936, "num_experts": 60, "num_experts_per_tok": 4,
+            "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+            "decoder_sparse_step": 1, "mlp_only_layers": [], "tie_word_embeddings": False,
+            "max_position_embeddings": 8192,
+        },
+        14_315_784_192, 2_689_173_504,
+    ),
+    (
+        {
+            "model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144,
+            "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32,
+            "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936,
+            "num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 1,
+            "mlp_only_layers": [], "tie_word_embeddings": False, "attention_bias": False,
+        },
+        30_532_122_624, 3_353_032_704,
+    ),
+    (
+        {
+            "model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944,
+            "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16,
+            "vocab_size": 102400, "q_lora_rank": None, "kv_lora_rank": 512,
+            "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+            "n_routed_experts": 64, "num_experts_per_tok": 6, "n_shared_experts": 2,
+            "moe_intermediate_size": 1408, "first_k_dense_replace": 1, "moe_layer_freq": 1,
+            "tie_word_embeddings": False,
+        },
+        15_706_484_224, 2_661_150_208,
+    ),
+    (
+        {
+            "model_type": "deepseek_v3", "hidden_size": 7168, "intermediate_size": 18432,
+            "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+            "vocab_size": 129280, "q_lora_rank": 1536, "kv_lora_rank": 512,
+            "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+            "n_routed_experts": 256, "num_experts_per_tok": 8, "n_shared_experts": 1,
+            "moe_intermediate_size": 2048, "first_k_dense_replace": 3, "moe_layer_freq": 1,
+            "num_nextn_predict_layers": 1, "tie_word_embeddings": False,
+        },
+        671_026_404_352, 37_552_282_624,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("config", "total", "active"), MOE_CONFIGS,
+                         ids=[c["model_type"] for c, _, _ in MOE_CONFIGS])  # fmt: skip
+def test_moe_configs_are_read_as_moe(
+    tmp_path: Path, config: dict[str, Any], total: int, active: int
+) -> None:
     arch = model_from_hf_config(_write(tmp_path, config))
-    assert (arch.family, arch.total_params()) == ("llama", 6_738_415_616), "generic reading"
+    assert arch.is_moe, f"{config['model_type']}: experts read"
+    assert arch.total_params() == total, f"{config['model_type']}: {arch.total_params():,}"
+    assert arch.active_params() == active, f"{config['model_type']}: {arch.active_params():,}"
+    assert (
+        abs(arch.total_params() - lookup_model(f"{_REGISTRY[config['model_type']]}").total_params())
+        == 0
+    )
 
 
-def test_unknown_model_type_without_llama_keys(tmp_path: Path) -> None:
-    path = _write(tmp_path, {"model_type": "mamba", "d_model": 768, "n_layer": 24})
-    with pytest.raises(InvalidInputError, match=r"model_type 'mamba'.*hidden_size, num_hidden_"):
-        model_from_hf_config(path)
+_REGISTRY = {
+    "qwen2_moe": "Qwen/Qwen1.5-MoE-A2.7B",
+    "qwen3_moe": "Qwen/Qwen3-30B-A3B",
+    "deepseek_v2": "deepseek-ai/DeepSeek-V2-Lite",
+    "deepseek_v3": "deepseek-ai/DeepSeek-V3",
+}
+
+
+def test_qwen2_moe_sparse_step_and_dense_layers(tmp_path: Path) -> None:
+    """decoder_sparse_step 2 and mlp_only_layers [0]: layers 1, 3, 5 are MoE, the rest dense."""
+    config = {**MOE_CONFIGS[0][0], "num_hidden_layers": 6, "decoder_sparse_step": 2,
+              "mlp_only_layers": [1]}  # fmt: skip
+    arch = model_from_hf_config(_write(tmp_path, config))
+    assert (arch.dense_layers, arch.moe_layers) == (4, 2), "MoE at (i + 1) % 2 == 0, not i = 1"
+    assert arch.dense_intermediate_size == 5632, "dense layers use intermediate_size"
 
 
 def test_missing_gpt2_keys_are_named(tmp_path: Path) -> None:

@@ -18,6 +18,8 @@ REQUIRED_IDS = {
     "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-405B",
     "meta-llama/Llama-3.2-1B", "meta-llama/Llama-3.2-3B", "mistralai/Mistral-7B-v0.1",
     "mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x22B-v0.1",
+    "Qwen/Qwen1.5-MoE-A2.7B", "Qwen/Qwen2-57B-A14B", "Qwen/Qwen3-30B-A3B",
+    "deepseek-ai/DeepSeek-V2-Lite", "deepseek-ai/DeepSeek-V3",
     "Qwen/Qwen2.5-0.5B", "Qwen/Qwen2.5-1.5B", "Qwen/Qwen2.5-3B", "Qwen/Qwen2.5-7B",
     "Qwen/Qwen2.5-14B", "Qwen/Qwen2.5-32B", "Qwen/Qwen2.5-72B",
     "google/gemma-2-2b", "google/gemma-2-9b", "google/gemma-2-27b",
@@ -25,6 +27,8 @@ REQUIRED_IDS = {
     "openai-community/gpt2", "openai-community/gpt2-medium", "openai-community/gpt2-large",
     "openai-community/gpt2-xl", "google-bert/bert-base-uncased", "google-bert/bert-large-uncased",
     "google-t5/t5-base", "google-t5/t5-large", "google-t5/t5-3b",
+    "Qwen/Qwen2.5-Coder-7B", "Qwen/Qwen2.5-Coder-14B", "Qwen/Qwen2.5-Coder-32B",
+    "meta-llama/Llama-3.3-70B-Instruct",
 }  # fmt: skip
 
 

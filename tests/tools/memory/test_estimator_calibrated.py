@@ -18,6 +18,7 @@ from tests.tools.memory.test_estimator_models import gpt2_small, llama31_8b
 from tools.architectures.architecture import ModelArch
 from tools.memory import MemoryEstimate, estimate
 from tools.memory.calibration import calibration_band
+from tools.memory.published_band import band_for
 
 N8B = 8_030_261_248
 LLAMA_EMBED = 128_256 * 4096  # the largest tensor of Llama 3.1 8B (embed_tokens, lm_head)
@@ -173,14 +174,23 @@ def test_cpu_has_no_cuda_context() -> None:
     assert margin.overhead.fragmentation > 0, "a margin still applies when asked for"
 
 
-def test_uncertainty_band_comes_from_the_calibration_file() -> None:
-    band = calibration_band()
-    assert band is not None, "tools/data/memory_calibration.json ships with the package"
+def test_gpu_band_comes_from_published_runs_and_cpu_band_from_the_cpu_calibration() -> None:
+    """Next to a GPU estimate: the band of published GPU runs of its stack and method (never the
+    CPU calibration's, which only checks the tensor count); on the CPU: the CPU calibration's."""
+    cpu_band = calibration_band()
+    assert cpu_band is not None, "tools/data/memory_calibration.json ships with the package"
+    published = band_for("hf", "lora")
+    assert published is not None, "tools/data/memory_published_band.json ships with the package"
     result = run(llama31_8b(), method="lora")
-    assert result.uncertainty == band.band, "the stored band"
+    assert result.uncertainty == published.band, "the published runs' band"
+    assert result.uncertainty_basis.startswith("published GPU runs (hf lora)"), "and says so"
+    assert "four in five" in result.uncertainty_basis, "the 80th percentile, in words"
     gib = result.per_gpu.total / 2**30
-    assert result.total_with_band() == f"{gib:.1f} GiB (±{band.band:.0%})", "displayed with it"
-    assert any(f"±{band.band:.0%}" in a for a in result.assumptions), "and stated"
+    assert result.total_with_band() == f"{gib:.1f} GiB (±{published.band:.0%})", "displayed"
+    text = "\n".join(result.assumptions)
+    assert f"±{published.band:.0%}" in text and "published GPU runs" in text, "and stated"
+    cpu = run(llama31_8b(), method="lora", device="cpu")
+    assert cpu.uncertainty == cpu_band.band, "CPU: the CPU calibration's band"
 
 
 def test_assumptions_state_the_measured_behaviour() -> None:

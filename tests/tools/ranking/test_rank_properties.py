@@ -12,16 +12,9 @@ from tests.fakes.jobs import bare_input
 from tools.catalog.instances import Instance
 from tools.memory import estimate
 from tools.ranking import RankRequest, Workload, rank
-from tools.ranking.plans import (
-    PLAN_ORDER,
-    PlanFit,
-    PlanName,
-    PlanSearch,
-    is_offload,
-    plan_engine,
-    plan_input,
-)
+from tools.ranking.plans import PlanFit, PlanName, plan_engine, plan_input
 from tools.ranking.prepare import checkpoint_bytes
+from tools.ranking.search import PlanSearch
 from tools.units import GIB
 
 FAST = settings(max_examples=25, deadline=None)
@@ -114,10 +107,6 @@ def test_spot_expected_cost_covers_the_compute_time(
         assert row.spot_hours is not None and row.spot_hours >= row.compute_hours, "wall >= compute"
 
 
-def _plan_position(fit: PlanFit) -> tuple[bool, int, int]:
-    return (is_offload(fit.plan), fit.nodes, PLAN_ORDER[fit.plan])
-
-
 @FAST
 @given(
     small=st.floats(min_value=5e8, max_value=3e10),
@@ -141,7 +130,7 @@ def test_a_larger_model_never_needs_less_memory(
     fit_large = larger.fit(8, 80 * GIB, range(1, 5), None)
     if isinstance(fit_large, PlanFit):
         assert isinstance(fit_small, PlanFit), "the smaller model fits wherever the larger does"
-        assert _plan_position(fit_small) <= _plan_position(fit_large), "no later plan"
+        assert fit_small.position <= fit_large.position, "no later plan"
         if fit_small.plan == fit_large.plan and fit_small.nodes == fit_large.nodes:
             assert fit_small.need_per_gpu_bytes <= fit_large.need_per_gpu_bytes, "same plan"
 

@@ -1,0 +1,107 @@
+"""The structural cues of a message the intent router weighs: what it names and how it asks.
+
+Phrases come from `cues.yaml` (every language merged, folded like the lexicon); names come from
+the extractor's own readers (GPUs, providers) and the message's `JobUpdate`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from assistant.extract.intent import QuestionKind, classify_intent
+from assistant.extract.names import find_gpus
+from assistant.extract.patterns import patterns
+from assistant.extract.text import alternation, fold
+from tools.job import JobSpec, JobUpdate
+
+__all__ = ["Cues", "read_cues"]
+
+_CATEGORIES = ("why", "against", "not", "compare", "fit", "own", "serve", "train", "greet",
+               "ask_time", "ask_cost")  # fmt: skip
+_WHY_REACH = 40  # characters after "why" where a negation makes it "why not"
+_WORD = re.compile(r"[^\W\d_]+|\d+")
+# Fields that describe the job itself (an amendment changes one of them).
+_JOB_FIELDS = ("model", "method", "precision", "optimizer", "lora_rank", "micro_batch_size",
+               "seq_len", "gradient_checkpointing", "num_gpus", "zero_stage", "tokens",
+               "samples", "epochs", "max_price_per_hour", "budget", "deadline_hours", "spot",
+               "providers", "regions", "gpus", "objective", "offload_optimizer")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Cues:
+    """What the router knows about a message besides its embedding."""
+
+    gpu_families: tuple[str, ...]  # distinct GPUs named (each a comma-joined id list)
+    providers: tuple[str, ...]
+    why_not: bool
+    compare_words: bool
+    fit_words: bool
+    own_words: bool
+    serve_words: bool
+    train_words: bool
+    greeting: bool
+    asks_time: bool
+    asks_cost: bool
+    question: bool
+    words: int
+    has_job: bool  # the conversation already describes a job (a model is known)
+    sets_job: bool  # the message sets a field of the job
+    new_model: bool  # the message names a model other than the conversation's
+    vram: bool  # the message states a memory size per GPU
+    kind: QuestionKind  # the question's kind by its wording (`classify_intent`)
+
+
+@cache
+def _phrases() -> dict[str, re.Pattern[str]]:
+    import yaml
+
+    text = resources.files("assistant.extract.routing").joinpath("cues.yaml").read_text("utf-8")
+    data = yaml.safe_load(text)
+    compiled = {}
+    for category in _CATEGORIES:
+        phrases = [str(p) for items in data[category].values() for p in items]
+        compiled[category] = re.compile(alternation(phrases))
+    return compiled
+
+
+def _why_not(folded: str, found: dict[str, re.Pattern[str]]) -> bool:
+    if found["against"].search(folded):
+        return True
+    for why in found["why"].finditer(folded):
+        if found["not"].search(folded, why.end(), why.end() + _WHY_REACH):
+            return True
+    return False
+
+
+def read_cues(text: str, lang: str, state: JobSpec, update: JobUpdate) -> Cues:
+    """The cues of `text` (in `lang`) in a conversation whose job is `state`."""
+    folded = fold(text)
+    found = _phrases()
+    has = lambda name: bool(found[name].search(folded))  # noqa: E731
+    families = tuple(dict.fromkeys(f.value for f, _ in find_gpus(folded, bare=True)))
+    providers = tuple(dict.fromkeys(key for key, _ in patterns(lang).providers.finditer(folded)))
+    model = update.model_label()
+    return Cues(
+        gpu_families=families,
+        providers=providers,
+        why_not=_why_not(folded, found),
+        compare_words=has("compare"),
+        fit_words=has("fit"),
+        own_words=has("own"),
+        serve_words=has("serve"),
+        train_words=has("train"),
+        greeting=has("greet"),
+        asks_time=has("ask_time"),
+        asks_cost=has("ask_cost"),
+        question="?" in text or bool(re.search(r"\b(mi|mı|mu|mü)\b", folded)),
+        words=len(_WORD.findall(folded)),
+        has_job=state.model is not None,
+        sets_job=any(getattr(update, name) is not None for name in _JOB_FIELDS)
+        or bool(update.clear),
+        new_model=model is not None and model != state.model_label(),
+        vram=update.max_vram_gib is not None,
+        kind=classify_intent(text, lang, state, update),
+    )

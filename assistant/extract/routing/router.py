@@ -1,0 +1,140 @@
+"""Which of eight intents a message has: nearest examples of the bank, weighed with its cues.
+
+Each intent's similarity is the mean cosine of the message's `K` nearest bank examples of that
+intent (all languages: the embedder is multilingual). The cues (`assistant.extract.routing.cues`)
+then add to or rule out intents, each for a reason a person would give:
+
+- an intent that needs something the message and the conversation lack is ruled out: an
+  amendment needs a job in the conversation, a comparison two GPUs, a "why not" a GPU or a
+  provider to ask about, a fit check a GPU or a memory size to check against;
+- "why ... not" asks why_not; comparison words with two GPUs ask compare; "enough"/"fit" or
+  one's own hardware with a GPU or a size ask fit_check; serving and inference words without a
+  training word are out of scope; a greeting with nothing else is small talk;
+- a message that sets job fields amends the conversation's job, or describes a new one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+import numpy as np
+
+from assistant.extract.routing.bank import bank, embed_query
+from assistant.extract.routing.cues import Cues, read_cues
+from tools.job import JobSpec, JobUpdate
+
+__all__ = ["INTENTS", "Intent", "Routed", "route_intent"]
+
+Intent = Literal[
+    "job", "fit_check", "compare", "why_not", "amend", "guidance", "out_of_scope", "small_talk"
+]
+INTENTS: tuple[Intent, ...] = get_args(Intent)
+K = 3
+# How much a cue moves an intent's similarity; nearest-neighbour similarities of different
+# intents are typically a few hundredths apart, so a cue of 0.15 decides, one of 0.04 tips.
+DECIDES = 0.15
+TIPS = 0.06
+NUDGES = 0.03
+_SHORT = 6  # words: a greeting with more than this says something else too
+
+
+@dataclass(frozen=True)
+class Routed:
+    """The intent of a message, with the similarities and cues it was chosen from."""
+
+    intent: Intent
+    similarity: dict[str, float]
+    score: dict[str, float]
+    cues: Cues
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def confidence(self) -> float:
+        """The winning score's lead over the runner-up (0 when tied)."""
+        ordered = sorted((s for s in self.score.values() if math.isfinite(s)), reverse=True)
+        return ordered[0] - ordered[1] if len(ordered) > 1 else 1.0
+
+
+def similarities(text: str) -> dict[str, float]:
+    """Intent -> mean cosine of the message's K nearest bank examples of that intent."""
+    b = bank()
+    sims = b.vectors @ embed_query(text.strip()[:1000] or ".")
+    by_intent: dict[str, float] = {}
+    intents = np.array(b.intents)
+    for intent in INTENTS:
+        own = np.sort(sims[intents == intent])[::-1][:K]
+        by_intent[intent] = float(own.mean()) if own.size else -1.0
+    return by_intent
+
+
+def route_intent(text: str, lang: str, state: JobSpec, update: JobUpdate) -> Routed:
+    """The intent of `text` (in `lang`) given the conversation's job `state` and what the
+    message sets (`update`, from `extract_slots`)."""
+    cues = read_cues(text, lang, state, update)
+    sims = similarities(text)
+    score = dict(sims)
+    reasons: list[str] = []
+
+    def add(intent: Intent, amount: float, why: str) -> None:
+        score[intent] += amount
+        reasons.append(f"{intent} {amount:+.2f}: {why}")
+
+    for intent, why in _ruled_out(cues):
+        score[intent] = -math.inf
+        reasons.append(f"{intent} ruled out: {why}")
+    for intent, amount, why in _weights(cues):
+        if math.isfinite(score[intent]):
+            add(intent, amount, why)
+    best = max(INTENTS, key=lambda i: score[i])
+    return Routed(intent=best, similarity=sims, score=score, cues=cues, reasons=reasons)
+
+
+def _ruled_out(c: Cues) -> list[tuple[Intent, str]]:
+    out: list[tuple[Intent, str]] = []
+    if not c.has_job:
+        out.append(("amend", "no job in the conversation yet"))
+    if len(c.gpu_families) < 2:
+        out.append(("compare", "fewer than two GPUs named"))
+    if not (c.gpu_families or c.providers):
+        out.append(("why_not", "no GPU or provider named"))
+    if not (c.gpu_families or c.vram):
+        out.append(("fit_check", "no GPU or memory size to check against"))
+    return out
+
+
+def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
+    weights: list[tuple[Intent, float, str]] = []
+    if c.why_not:
+        weights.append(("why_not", DECIDES, "asks why (not)"))
+    if _compares(c):
+        weights.append(("compare", DECIDES if c.question else TIPS, "compares named GPUs"))
+    if c.fit_words:
+        weights.append(("fit_check", TIPS, "asks whether it fits or is enough"))
+    if c.own_words and (c.gpu_families or c.vram):
+        weights.append(("fit_check", TIPS, "names hardware one has"))
+    if c.serve_words and not c.train_words:
+        weights.append(("out_of_scope", DECIDES, "serving or inference, no training"))
+    if c.train_words:
+        weights.append(("job", NUDGES, "a training word"))
+    if c.greeting and not c.sets_job and c.words <= _SHORT:
+        weights.append(("small_talk", TIPS, "a greeting or thanks alone"))
+    if c.has_job and c.sets_job:
+        weights.append(("amend", TIPS, "changes the conversation's job"))
+    elif c.sets_job and not (c.question or c.fit_words or _compares(c)):
+        weights.append(("job", TIPS, "describes a job"))
+    if c.kind in ("guidance", "mixed") and not (c.why_not or c.fit_words):
+        weights.append(("guidance", TIPS, "asks about a concept"))
+    if c.has_job and (c.asks_time or c.asks_cost):
+        weights.append(("guidance", TIPS, "asks about the conversation's job"))
+    return weights
+
+
+def intent_names() -> list[str]:
+    """The eight intents, in their fixed order."""
+    return list(INTENTS)
+
+
+def _compares(c: Cues) -> bool:
+    return c.compare_words and len(c.gpu_families) >= 2

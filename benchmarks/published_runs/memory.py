@@ -1,0 +1,317 @@
+"""The memory estimator against published, measured GPU peaks and fit/OOM outcomes.
+
+    python -m benchmarks.published_runs.memory [--file PATH] [--only TEXT] [--json FILE]
+
+Each case of ../shared/calibration/gpu_memory_published.json becomes the job a user would
+describe: its `gpu_advisor_flags` (the `gpu-advisor estimate` command line, parsed by the CLI's
+own parser), the stack it ran on (`cases.stack_of`) and the mechanisms its description names
+(`MECHANISM_WORDS`, e.g. "optimizer_in_bwd=True", "CEWithChunkedOutputLoss"). The estimate is
+compared like for like with the measured figure's class (`metric_class`): allocated with
+max_memory_allocated, reserved with max_memory_reserved, device with nvidia-smi. A run that ran
+is rejected when the card cannot hold the estimate plus the ranking's 10 % margin
+(`RANKING_MARGIN`); a published OOM is predicted when the estimate exceeds the card.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from datetime import date
+from math import ceil
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from benchmarks.published_runs.cases import (
+    ROOT,
+    PublishedCase,
+    load_cases,
+    shared_calibration,
+    stack_of,
+    write_configs,
+)
+from tools.job import JobSpec
+from tools.memory import MemoryEstimate
+from tools.memory.published_band import BAND_FILE, QUANTILE
+
+MEMORY_FILE = "gpu_memory_published.json"
+GIB = 2**30
+RANKING_MARGIN = 0.10  # tools/ranking: a plan fits when need x 1.1 <= the card's memory
+# What a case's own words say about mechanisms its flags cannot express: (field, value, pattern).
+# The first matching rule for a field wins; patterns are matched against `PublishedCase.text()`.
+MECHANISM_WORDS: tuple[tuple[str, Any, str], ...] = (
+    ("loss", "chunked", r"CEWithChunkedOutputLoss"),
+    ("loss", "fused-linear", r"LigerFusedLinearCrossEntropy|LinearCrossEntropyLoss|fused linear"),
+    ("loss", "chunked-16bit", r"chunked_cross_entropy"),
+    ("loss", "standard", r"torch\.nn\.CrossEntropyLoss"),
+    ("activation_offload", True, r"activation offloading|enable_activation_offloading=True"
+     r"|offloaded gradient checkpointing|use_gradient_checkpointing=.?unsloth"),
+    ("optimizer_in_backward", True, r"optimizer_in_bwd=True|optimizer_in_bwd \(step"),
+    ("frozen_base_dtype", "fp32", r"frozen base stored as fp32|torch_dtype=float32"
+     r"|prepare_model_for_kbit_training"),
+    ("compile", True, r"torch\.?compile enabled|torch compile enabled|compile=True"),
+    ("qlora_double_quant", False, r"no double quant"),
+    ("qlora_double_quant", True, r"nested quant|double quant"),
+)  # fmt: skip
+_TRANSFORMERS_VERSION = re.compile(r"transformers[ =v]*4\.(\d+)")
+_BNB_VERSION = re.compile(r"bitsandbytes[ =v]*0\.(\d+)\.(\d+)")
+_CONTEXT_MIB = re.compile(r"(\d[\d,]*) MiB CUDA context")
+
+
+class CaseResult(BaseModel):
+    """One case: the estimate in the measured figure's class, and the fit decision."""
+
+    id: str
+    kind: str
+    stack: str
+    method: str
+    gpu: str
+    metric_class: str
+    outcome: str
+    capacity: int
+    estimate_device: int
+    estimate_required: int
+    predicted: int  # the estimate in the measured figure's class
+    measured: int | None
+    ratio: float | None  # predicted / measured
+    rejected: bool  # ran, but the ranking would reject it
+    oom_predicted: bool | None  # for published OOMs: the estimate exceeds the card
+
+
+def mechanisms_from_text(text: str, unmodelled: Sequence[str] = ()) -> dict[str, Any]:
+    """The mechanisms a case's description names (see MECHANISM_WORDS; `unmodelled` is its list
+    of what the run used that the flags cannot say), plus the loss of a transformers release
+    before 4.46, the 4-bit input retention of bitsandbytes < 0.43.2 and a CUDA context the case
+    measured ("incl. the 1343 MiB CUDA context")."""
+    found: dict[str, Any] = {}
+    for name, value, pattern in MECHANISM_WORDS:
+        if name not in found and re.search(pattern, text, flags=re.IGNORECASE):
+            found[name] = value
+    if any(re.fullmatch(r"torch\.compile", item.strip()) for item in unmodelled):
+        found.setdefault("compile", True)  # the case lists compile among what its run used
+    version = _TRANSFORMERS_VERSION.search(text)
+    if version and int(version.group(1)) < 46:
+        found.setdefault("loss", "older-hf")
+    context = _CONTEXT_MIB.search(text)
+    if context:  # the case measured its CUDA context
+        found["cuda_context_gib"] = int(context.group(1)) / 1024
+    bnb = _BNB_VERSION.search(text)
+    if bnb:
+        found["qlora_keeps_input"] = (int(bnb.group(1)), int(bnb.group(2))) < (43, 2)
+    return found
+
+
+def case_spec(case: PublishedCase, configs: Path) -> JobSpec:
+    """The job the case describes: its flags, its stack and the mechanisms its words name."""
+    from assistant.cli.job_args import add_job_arguments, job_spec
+
+    groups = ("training", "plan")
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_job_arguments(parser, groups)
+    flags = [f.replace("{configs}", str(configs)) for f in case.extra("gpu_advisor_flags", [])]
+    spec = job_spec(parser.parse_args(flags), groups)
+    update: dict[str, Any] = {"stack": spec.stack or stack_of(case)}
+    unmodelled = case.extra("unmodelled_by_gpu_advisor") or []
+    for name, value in mechanisms_from_text(case.text(), unmodelled).items():
+        if getattr(spec, name) is None and _applies(name, spec.method):
+            update[name] = value
+    return spec.model_copy(update=update)
+
+
+def _applies(name: str, method: str | None) -> bool:
+    if name.startswith("qlora_"):
+        return method == "qlora"
+    return name != "frozen_base_dtype" or method in ("lora", "qlora")
+
+
+def predicted_bytes(estimate: MemoryEstimate, metric_class: str) -> int:
+    """The estimate as the measured figure counts memory."""
+    figures = estimate.figures
+    return {
+        "allocated": figures.allocated,
+        "reserved": figures.reserved,
+        "device": figures.device,
+    }[metric_class]
+
+
+def evaluate(case: PublishedCase, configs: Path) -> CaseResult:
+    from tools.advice import estimate_job
+
+    _, est = estimate_job(JobSpec.model_validate(case_spec(case, configs).model_dump()))
+    capacity = round(float(case.extra("gpu_capacity_gib")) * GIB)
+    metric_class = str(case.extra("metric_class") or "device")
+    measured = case.extra("measured") or None
+    predicted = predicted_bytes(est, metric_class)
+    outcome = str(case.extra("outcome", "ran"))
+    required = est.figures.required
+    return CaseResult(
+        id=case.id,
+        kind=case.kind,
+        stack=stack_of(case),
+        method=case.method or "",
+        gpu=str(case.extra("gpu_type", "")),
+        metric_class=metric_class,
+        outcome=outcome,
+        capacity=capacity,
+        estimate_device=est.figures.device,
+        estimate_required=required,
+        predicted=predicted,
+        measured=int(measured["bytes"]) if measured else None,
+        ratio=predicted / int(measured["bytes"]) if measured else None,
+        rejected=outcome == "ran" and required * (1 + RANKING_MARGIN) > capacity,
+        oom_predicted=required > capacity if outcome == "oom" else None,
+    )
+
+
+class Summary(BaseModel):
+    """Ratios of a group of measured peaks, like for like."""
+
+    group: str
+    cases: int
+    median: float
+    within_10: float
+    within_20: float
+    lowest: float
+    highest: float
+
+
+def summarise(group: str, results: Sequence[CaseResult]) -> Summary | None:
+    ratios = [r.ratio for r in results if r.ratio is not None]
+    if not ratios:
+        return None
+    return Summary(
+        group=group,
+        cases=len(ratios),
+        median=statistics.median(ratios),
+        within_10=sum(abs(x - 1) <= 0.10 for x in ratios) / len(ratios),
+        within_20=sum(abs(x - 1) <= 0.20 for x in ratios) / len(ratios),
+        lowest=min(ratios),
+        highest=max(ratios),
+    )
+
+
+def summaries(results: Sequence[CaseResult]) -> list[Summary]:
+    """All cases, then by stack, by method and by GPU."""
+    out = [summarise("all", results)]
+    for key in ("stack", "method", "gpu"):
+        for value in sorted({getattr(r, key) for r in results}):
+            out.append(
+                summarise(f"{key} {value}", [r for r in results if getattr(r, key) == value])
+            )
+    return [s for s in out if s is not None]
+
+
+def band_groups(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
+    """Per (stack, method), stack, method and all: the 80th percentile of |ratio - 1| (nearest
+    rank), rounded up to a whole percent, with the case count and the median ratio."""
+    measured = [r for r in results if r.ratio is not None]
+    keys: set[tuple[str | None, str | None]] = {(None, None)}
+    for r in measured:
+        keys |= {(r.stack, r.method), (r.stack, None), (None, r.method)}
+    groups = []
+    for stack, method in sorted(keys, key=lambda k: (k[0] or "", k[1] or "")):
+        ratios = [
+            r.ratio for r in measured
+            if r.ratio is not None and stack in (None, r.stack) and method in (None, r.method)
+        ]  # fmt: skip
+        errors = sorted(abs(x - 1) for x in ratios)
+        rank = max(ceil(QUANTILE * len(errors)) - 1, 0)
+        band = ceil(round(errors[rank] * 100, 6)) / 100
+        groups.append({"stack": stack, "method": method, "cases": len(ratios), "band": band,
+                       "median_ratio": round(statistics.median(ratios), 4)})  # fmt: skip
+    return groups
+
+
+def write_band(results: Sequence[CaseResult], source: Path) -> Path:
+    """Store the bands with the package (tools/data/memory_published_band.json)."""
+    payload = {
+        "rule": f"{QUANTILE:.0%} of published measured peaks within the band, estimate vs "
+        "measured like for like (allocated, reserved or device), rounded up to 1%",
+        "source": f"python -m benchmarks.published_runs.memory --write-band ({source.name})",
+        "date": date.today().isoformat(),
+        "groups": band_groups(results),
+    }
+    target = ROOT / "tools" / BAND_FILE
+    target.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def run(path: Path, only: str | None = None) -> list[CaseResult]:
+    """Evaluate every case of the file (those whose id contains `only`)."""
+    file = load_cases(path)
+    cases = [c for c in file.cases if c.kind in ("measured_peak", "fit_outcome")]
+    cases = [c for c in cases if only is None or only in c.id]
+    with tempfile.TemporaryDirectory() as tmp:
+        configs = Path(tmp)
+        write_configs(cases, configs)
+        return [evaluate(case, configs) for case in cases]
+
+
+def render(results: Sequence[CaseResult]) -> list[str]:
+    """A Markdown table per case and the summaries."""
+    lines = [
+        "| case | stack | class | measured GiB | ours GiB | ratio | card GiB | fits |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        measured = f"{r.measured / GIB:.2f}" if r.measured else r.outcome
+        ratio = f"{r.ratio:.2f}" if r.ratio is not None else "-"
+        fits = "REJECTED" if r.rejected else ("OOM missed" if r.oom_predicted is False else "ok")
+        lines.append(
+            f"| `{r.id}` | {r.stack} | {r.metric_class} | {measured} | "
+            f"{r.predicted / GIB:.2f} | {ratio} | {r.capacity / GIB:.1f} | {fits} |"
+        )
+    lines += ["", "| group | cases | median | within ±10 % | within ±20 % | lowest | highest |"]
+    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    for s in summaries(results):
+        lines.append(
+            f"| {s.group} | {s.cases} | {s.median:.2f} | {s.within_10:.0%} | {s.within_20:.0%} "
+            f"| {s.lowest:.2f} | {s.highest:.2f} |"
+        )
+    lines += ["", *fit_lines(results)]
+    return lines
+
+
+def fit_lines(results: Iterable[CaseResult]) -> list[str]:
+    ran = [r for r in results if r.outcome == "ran"]
+    ooms = [r for r in results if r.outcome == "oom"]
+    rejected = [r.id for r in ran if r.rejected]
+    missed = [r.id for r in ooms if not r.oom_predicted]
+    return [
+        f"Runs that ran: {len(ran)}, rejected by estimate + {RANKING_MARGIN:.0%} margin: "
+        f"{len(rejected)}" + (f" ({', '.join(rejected)})" if rejected else ""),
+        f"Published OOMs: {len(ooms)}, predicted: {len(ooms) - len(missed)}"
+        + (f" (missed: {', '.join(missed)})" if missed else ""),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--file", type=Path, default=shared_calibration() / MEMORY_FILE)
+    parser.add_argument("--only", help="cases whose id contains this text")
+    parser.add_argument("--json", type=Path, help="write the per-case results as JSON")
+    parser.add_argument(
+        "--write-band", action="store_true", help="store the bands shown beside estimates"
+    )
+    args = parser.parse_args(argv)
+    if not args.file.is_file():
+        print(f"no case file at {args.file}", file=sys.stderr)
+        return 2
+    results = run(args.file, args.only)
+    print("\n".join(render(results)))
+    if args.json:
+        payload = [r.model_dump() for r in results]
+        args.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    if args.write_band:
+        print(f"wrote {write_band(results, args.file)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

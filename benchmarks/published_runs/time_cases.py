@@ -1,0 +1,208 @@
+"""Published training throughputs (../shared/calibration/training_throughput_published.json) read
+as inputs of GPU Advisor's time model: the job, the GPU, the cluster, the parallel layout.
+
+How a case's stated settings become the tool's (what a user would type, plus the stated plan):
+- model: the case's `tool_model` through the registry (a parameter count gives guessed
+  dimensions); where the measurement states layers, hidden size and heads (Megatron-LM's table),
+  those replace the guess (MHA and a 4h GELU MLP, as the case's own FLOP count assumes);
+- precision: bf16 -> bf16-mixed (the stacks keep fp32 masters), bf16-true -> bf16, fp8 -> fp8;
+- recomputation: as stated; not stated -> none (Megatron-LM's default; the model cards do not say);
+- micro-batch 1 and sequence 2,048 where not stated; accumulation as stated, else from the
+  global batch, else 1;
+- layout: tensor / pipeline / data degrees where stated; FSDP rows -> ZeRO-3 over the data
+  ranks; Megatron rows -> ZeRO-1 (its distributed optimizer); otherwise the ranking's own plan
+  search on that GPU count, falling back to ZeRO-3 when nothing fits the estimator's memory;
+- GPU count not stated (whole-run GPU-hours): the number of 8-GPU nodes that trains the stated
+  tokens within `WHOLE_RUN_DAYS` days at one node's modelled speed, rounded up to a power of two
+  (cluster partitions are), then compared as GPU-seconds (time x GPUs), with the failure
+  goodput of a run that long;
+- fabric: as stated; "N Gb/s per GPU" x GPUs per node, "N Gbps node-node" per node, else the
+  fabric's default.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from tools.architectures.architecture import ModelArch
+from tools.architectures.registry import resolve_model
+from tools.gpus import GPUSpec, lookup_gpu
+from tools.memory import EstimateInput, estimate
+from tools.ranking.time.comm import ClusterShape, Layout
+
+WHOLE_RUN_DAYS = 90.0
+_PRECISIONS = {"bf16": "bf16-mixed", "bf16-true": "bf16", "fp8": "fp8", "fp16": "fp16-mixed"}
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class Source(_Loose):
+    repo: str
+    path: str
+    commit: str | None = None
+
+
+class ModelRef(_Loose):
+    name: str
+    params: float
+    tool_model: str
+
+
+class GpuRef(_Loose):
+    type: str
+    count: int | None
+    gpus_per_node: int | None = 8
+
+
+class Fabric(_Loose):
+    intra_node: str | None = None
+    inter_node: str | None = None
+    as_stated: str | None = None
+
+
+class LoraRef(_Loose):
+    rank: int
+    targets: str | None = None
+
+
+class ThroughputCase(_Loose):
+    """One published run as the calibration file records it (fields the benchmark reads)."""
+
+    id: str
+    source: Source
+    model: ModelRef
+    method: Literal["pretrain", "full", "lora", "qlora"]
+    gpu: GpuRef
+    interconnect: Fabric
+    seq_len: int | None
+    micro_batch: int | None
+    global_batch: int | None
+    precision: str
+    checkpointing: Literal["none", "selective", "full"] | None
+    cpu_offload: bool
+    lora: LoraRef | None
+    optimizer: str | None
+    measured: dict[str, Any]
+    expected: dict[str, Any]
+    quality: str
+
+    @property
+    def stack(self) -> str:
+        return self.source.repo.split("/")[-1]
+
+    @property
+    def kind(self) -> str:
+        return str(self.measured["kind"])
+
+
+def load_cases(path: Path) -> list[ThroughputCase]:
+    """Every case of the calibration file, in file order."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [ThroughputCase.model_validate(raw) for raw in data["cases"]]
+
+
+def case_model(case: ThroughputCase) -> ModelArch:
+    """The architecture the tool uses for the case (see the module docstring)."""
+    model = resolve_model(case.model.tool_model)
+    m = case.measured
+    if {"layers", "hidden", "heads"} <= m.keys():
+        h, heads = int(m["hidden"]), int(m["heads"])
+        model = model.model_copy(
+            update={
+                "hidden_size": h,
+                "num_layers": int(m["layers"]),
+                "num_heads": heads,
+                "num_kv_heads": heads,
+                "head_dim": h // heads,
+                "intermediate_size": 4 * h,
+                "gated_mlp": False,
+            }
+        )
+    return model
+
+
+def case_job(case: ThroughputCase) -> EstimateInput:
+    """The job a user would describe for the case."""
+    fields: dict[str, Any] = {
+        "model": case_model(case),
+        "method": case.method,
+        "precision": _PRECISIONS[case.precision],
+        "gradient_checkpointing": case.checkpointing or "none",
+        "micro_batch_size": case.micro_batch or 1,
+        "seq_len": case.seq_len or 2048,
+        "gradient_accumulation_steps": _accumulation(case),
+    }
+    if case.lora is not None:
+        fields["lora_rank"] = case.lora.rank
+    if case.optimizer is not None:
+        fields["optimizer"] = case.optimizer
+    return EstimateInput(**fields)
+
+
+def _accumulation(case: ThroughputCase) -> int:
+    stated = case.measured.get("grad_accum")
+    if stated:
+        return int(stated)
+    count, micro = case.gpu.count, case.micro_batch or 1
+    if case.global_batch and count:
+        dp = count // (int(case.measured.get("tp") or 1) * int(case.measured.get("pp") or 1))
+        return max(1, case.global_batch // (micro * max(dp, 1)))
+    return 1
+
+
+def case_gpu(case: ThroughputCase) -> GPUSpec:
+    return lookup_gpu(case.gpu.type)
+
+
+def case_shape(case: ThroughputCase, gpu_count: int) -> ClusterShape:
+    """The cluster: nodes of `gpus_per_node`, the stated links."""
+    per_node = case.gpu.gpus_per_node or min(gpu_count, 8)
+    fabric = case.interconnect
+    network = fabric.inter_node if fabric.inter_node in ("infiniband", "roce") else "ethernet"
+    return ClusterShape(
+        gpus_per_node=per_node,
+        nodes=max(1, math.ceil(gpu_count / per_node)),
+        interconnect="pcie" if fabric.intra_node == "pcie" else "nvswitch",
+        network=network,  # type: ignore[arg-type]
+        network_gbps=_stated_gbps(fabric.as_stated, per_node),
+    )
+
+
+def _stated_gbps(text: str | None, per_node: int) -> float | None:
+    if not text:
+        return None
+    found = re.search(r"(\d[\d,]*)\s*Gb(?:ps|/s)", text)
+    if found is None:
+        return None
+    gbps = float(found.group(1).replace(",", ""))
+    return gbps * per_node if "per GPU" in text else gbps
+
+
+def stated_layout(case: ThroughputCase, gpu_count: int) -> Layout | None:
+    """The layout the case states, or None when it states none."""
+    m = case.measured
+    tp, pp = int(m.get("tp") or 1), int(m.get("pp") or 1)
+    sharding = str(m.get("sharding") or "")
+    if "pp" in m or "dp" in m:  # Megatron-LM: distributed optimizer (ZeRO-1)
+        return Layout(data=gpu_count // (tp * pp), tensor=tp, pipeline=pp, zero_stage=1)
+    if "FSDP" in sharding or case.stack == "torchtitan" or tp > 1:
+        return Layout(data=gpu_count // (tp * pp), tensor=tp, pipeline=pp, zero_stage=3)
+    if gpu_count == 1:
+        return Layout(data=1)
+    if case.cpu_offload or case.stack == "torchtune":  # torchtune's distributed recipes: FSDP
+        return Layout(data=gpu_count, zero_stage=3, offload=case.cpu_offload)
+    return None
+
+
+def base_params(job: EstimateInput) -> tuple[int, int]:
+    """(parameters without adapters, trainable parameters) as the estimator counts them."""
+    est = estimate(job)
+    return int(est.total_params), int(est.trainable_params)

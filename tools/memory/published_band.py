@@ -1,0 +1,75 @@
+"""The uncertainty band shown beside an estimate: how far estimates fall from published GPU runs.
+
+`benchmarks/published_runs/memory.py --write-band` compares the estimator, like for like, with
+the measured peaks of published training runs (../shared/calibration/gpu_memory_published.json)
+and stores, per training stack and method, the 80th percentile of |estimate / measured - 1|,
+rounded up to a whole percent, in tools/data/memory_published_band.json. Nothing here is typed
+in: the band is what that run measured. A job takes its (stack, method) group's band when the
+group has at least MIN_CASES cases, else its stack's, else its method's, else all cases'.
+The CPU calibration's band (tools/memory/calibration.py) measures the tensor count against
+exact CPU measurements; it says nothing about GPUs and is not shown as the estimate's band.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["BAND_FILE", "MIN_CASES", "BandGroup", "PublishedBands", "band_for", "published_bands"]
+
+BAND_FILE: Final = "data/memory_published_band.json"
+MIN_CASES: Final = 4  # a group with fewer published cases borrows a wider group's band
+QUANTILE: Final = 0.8
+
+
+class BandGroup(BaseModel):
+    """One group of published cases: a stack, a method, both, or neither (all cases)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stack: str | None = None
+    method: str | None = None
+    cases: int = Field(gt=0)
+    band: float = Field(ge=0, description="80th percentile of |ratio - 1|, rounded up to 1%")
+    median_ratio: float = Field(gt=0, description="median of estimate / measured")
+
+    @property
+    def label(self) -> str:
+        parts = [p for p in (self.stack, self.method) if p]
+        return " ".join(parts) if parts else "all"
+
+
+class PublishedBands(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    rule: str
+    source: str
+    date: str
+    groups: list[BandGroup]
+
+
+@cache
+def published_bands() -> PublishedBands | None:
+    """The bands stored with the package, or None when the file is absent or unreadable."""
+    try:
+        text = resources.files("tools").joinpath(BAND_FILE).read_text(encoding="utf-8")
+        return PublishedBands.model_validate(json.loads(text))
+    except (FileNotFoundError, json.JSONDecodeError, ValidationError):
+        return None
+
+
+def band_for(stack: str, method: str) -> BandGroup | None:
+    """The band of the narrowest group with at least MIN_CASES published cases."""
+    bands = published_bands()
+    if bands is None:
+        return None
+    index = {(g.stack, g.method): g for g in bands.groups}
+    for key in ((stack, method), (stack, None), (None, method), (None, None)):
+        group = index.get(key)
+        if group is not None and group.cases >= MIN_CASES:
+            return group
+    return None

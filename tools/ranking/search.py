@@ -1,0 +1,315 @@
+"""The first parallel plan that fits a job on a machine shape, with memory from the estimator.
+
+A plan fits when its per-GPU need x (1 + margin) <= VRAM. The search order (`PlanFit.position`):
+every plan without offload on every allowed node count before any offload plan (CPU optimizer
+steps are slow), fewer nodes first, and on a node count: no model parallelism (single GPU or
+DDP, ZeRO-2, ZeRO-3/FSDP), then tensor parallelism inside the node (degrees 2, 4, 8 ... that
+divide the GPUs per node and the attention and key/value heads; ZeRO-3 or replicated data
+ranks), then pipeline stages across nodes with the largest such tensor degree (torchtitan's 3D
+and Megatron-LM's layouts). A job that states a tensor-parallel degree keeps it and gets no
+pipeline; QLoRA gets neither (bitsandbytes' 4-bit layers are not tensor-parallel).
+
+Speed: a plan's need never grows with more nodes (ZeRO divides by the data ranks; the rest does
+not change), so each plan's smallest fitting node count is found by bisection over the allowed
+counts: a handful of estimates per plan even for thousands of nodes. Estimates are cached per
+(plan, GPU count, degrees) and, bounded, across rankings: the estimator is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from math import gcd
+
+from tools.memory import EstimateInput, MemoryEstimate
+from tools.ranking.plans import (
+    EstimateFn,
+    NoFit,
+    PlanFit,
+    PlanName,
+    in_flight_bytes,
+    offload_plan,
+    plan_input,
+)
+
+NO_OFFLOAD_OPTIMIZERS = frozenset({"adamw-8bit", "paged-adamw-8bit"})
+ESTIMATE_CACHE_SIZE = 4096  # estimates kept across rankings (a few KB each)
+_DEGREES = (2, 4, 8, 16, 32, 64, 128)
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """A plan kind with fixed model-parallel degrees; the sharding follows the data ranks:
+    'replicated' is single GPU on one data rank and DDP on several."""
+
+    kind: str  # "replicated" | "zero2" | "zero3" | "offload"
+    tensor: int
+    pipeline: int
+
+    def plan(self, data_parallel: int) -> PlanName | None:
+        """The plan on `data_parallel` ranks; None when sharding needs more than one."""
+        if self.kind == "offload":
+            return offload_plan(data_parallel)
+        if self.kind == "replicated":
+            return "single" if data_parallel == 1 else "ddp"
+        if data_parallel == 1:
+            return None
+        return "zero2" if self.kind == "zero2" else "zero3"
+
+
+class PlanSearch:
+    """Finds plans for one job; remembers every estimate it made."""
+
+    def __init__(
+        self, job: EstimateInput, margin: float, estimate_fn: EstimateFn, in_flight: int = 0
+    ) -> None:
+        """`in_flight`: micro-batches a 1F1B pipeline keeps per stage (0: as many as stages)."""
+        self._job = job
+        self._margin = margin
+        self._estimate_fn = estimate_fn
+        self._in_flight = in_flight
+        self._cache: dict[tuple[str, int, int, int], MemoryEstimate] = {}
+        self._fits: dict[tuple[int, float, range], PlanFit | NoFit | None] = {}
+        self._offload_fits: dict[tuple[int, float, range, float | None], PlanFit | NoFit] = {}
+
+    def estimate(
+        self, plan: PlanName, gpu_count: int, tensor: int | None = None, pipeline: int = 1
+    ) -> MemoryEstimate:
+        """The estimator's answer for this plan on `gpu_count` GPUs (cached)."""
+        tp = self._job.tensor_parallel if tensor is None else tensor
+        key = (plan, gpu_count, tp, pipeline)
+        found = self._cache.get(key)
+        if found is None:
+            found = _remembered(self._estimate_fn, self._job, plan, gpu_count, tp, pipeline)
+            self._cache[key] = found
+        return found
+
+    def need(self, plan: PlanName, gpu_count: int, tensor: int, pipeline: int) -> int:
+        """Bytes per GPU: the estimate, plus a pipeline stage's other in-flight micro-batches."""
+        est = self.estimate(plan, gpu_count, tensor, pipeline)
+        in_flight = min(pipeline, self._in_flight) if self._in_flight else pipeline
+        extra = in_flight_bytes(est, in_flight, self._job.effective_fragmentation)
+        return int(est.per_gpu.total) + extra
+
+    def plan_input(self, plan: PlanName, gpu_count: int) -> EstimateInput:
+        """The job with this plan's sharding on `gpu_count` GPUs."""
+        return plan_input(self._job, plan, gpu_count)
+
+    @property
+    def estimator_calls(self) -> int:
+        return len(self._cache)
+
+    @property
+    def offload_possible(self) -> bool:
+        """bitsandbytes 8-bit optimizers keep their state on the GPU: no offload plan."""
+        return self._job.optimizer not in NO_OFFLOAD_OPTIMIZERS
+
+    def fit(
+        self,
+        gpus_per_node: int,
+        vram_bytes: float,
+        node_counts: range,
+        host_ram_bytes: float | None,
+    ) -> PlanFit | NoFit | None:
+        """The first plan that fits, every node count without offload first, then with it.
+
+        None when no node count gives a GPU count the job's tensor-parallel degree divides.
+        Cached: many instance types share GPU count and VRAM (host RAM only matters to offload
+        plans, so it is part of the key only there).
+        """
+        key = (gpus_per_node, vram_bytes, node_counts)
+        if key not in self._fits:
+            families = list(self._families(gpus_per_node))
+            self._fits[key] = self._first(families, gpus_per_node, vram_bytes, node_counts, None)
+        found = self._fits[key]
+        if isinstance(found, PlanFit) or found is None or not self.offload_possible:
+            return found
+        ram_key = (*key, host_ram_bytes)
+        if ram_key not in self._offload_fits:
+            offload = [Family("offload", self._job.tensor_parallel, 1)]
+            got = self._first(offload, gpus_per_node, vram_bytes, node_counts, host_ram_bytes)
+            self._offload_fits[ram_key] = _smaller_need(found, got)
+        return self._offload_fits[ram_key]
+
+    def pipelined(self, fit: PlanFit, gpus_per_node: int, vram_bytes: float) -> list[PlanFit]:
+        """Pipelined alternatives to a multi-node `fit` on the same nodes: the largest tensor
+        degree inside each node and 2, 4, ... stages (dividing the nodes), that fit; the caller
+        keeps the fastest (a pipeline sends one activation per micro-step between nodes where
+        ZeRO-3 gathers every weight)."""
+        job = self._job
+        if fit.nodes == 1 or fit.pipeline_parallel > 1 or job.model.num_decoder_layers:
+            return []
+        if job.method == "qlora" or job.tensor_parallel > 1:
+            return []
+        tp = [1, *self._tensor_degrees(gpus_per_node)][-1]
+        limit = vram_bytes / (1.0 + self._margin)
+        found = []
+        for pp in _DEGREES:
+            if pp > fit.nodes or pp > job.model.num_layers or fit.nodes % pp:
+                continue
+            dp = fit.gpu_count // (tp * pp)
+            for family in (Family("replicated", tp, pp), Family("zero3", tp, pp)):
+                plan = family.plan(dp)
+                if plan is None:
+                    continue
+                need = self.need(plan, fit.gpu_count, tp, pp)
+                if need <= limit:
+                    est = self.estimate(plan, fit.gpu_count, tp, pp)
+                    found.append(PlanFit(plan, fit.nodes, fit.gpu_count, need, est, tp, pp))
+                    break
+        return found
+
+    def _families(self, gpus_per_node: int) -> Iterator[Family]:
+        """Plan families in search order (see the module docstring)."""
+        job = self._job
+        if job.tensor_parallel > 1 or job.method == "qlora":
+            for kind in ("replicated", "zero2", "zero3"):
+                yield Family(kind, job.tensor_parallel, 1)
+            return
+        yield from (Family(kind, 1, 1) for kind in ("replicated", "zero2", "zero3"))
+        degrees = [1, *self._tensor_degrees(gpus_per_node)]
+        for tp in degrees[1:]:
+            yield from (Family(kind, tp, 1) for kind in ("replicated", "zero3"))
+        tp = degrees[-1]
+        for pp in _DEGREES:
+            if pp > job.model.num_layers or job.model.num_decoder_layers:
+                break
+            yield from (Family(kind, tp, pp) for kind in ("replicated", "zero3"))
+
+    def _tensor_degrees(self, gpus_per_node: int) -> list[int]:
+        m = self._job.model
+        return [
+            d
+            for d in _DEGREES
+            if d <= gpus_per_node
+            and gpus_per_node % d == 0
+            and m.num_heads % d == 0
+            and m.num_kv_heads % d == 0
+        ]
+
+    def _first(
+        self,
+        families: list[Family],
+        gpus_per_node: int,
+        vram_bytes: float,
+        node_counts: range,
+        host_ram_bytes: float | None,
+    ) -> PlanFit | NoFit | None:
+        """The fitting plan earliest in the order, or the smallest need seen, or None when no
+        node count suits any family."""
+        limit = vram_bytes / (1.0 + self._margin)
+        best: PlanFit | None = None
+        closest: NoFit | None = None
+        for family in families:
+            counts = _valid_counts(node_counts, gpus_per_node, family)
+            if best is not None:  # only fewer nodes can beat an earlier family
+                counts = counts[: _index_below(counts, best.nodes)]
+            if not counts:
+                continue
+            found, miss = self._bisect(family, counts, gpus_per_node, limit, host_ram_bytes)
+            if found is not None and (best is None or found.position < best.position):
+                best = found
+            if miss is not None and (closest is None or _closer(miss, closest)):
+                closest = miss
+        return best or closest
+
+    def _bisect(
+        self,
+        family: Family,
+        counts: range,
+        gpus_per_node: int,
+        limit: float,
+        host_ram_bytes: float | None,
+    ) -> tuple[PlanFit | None, NoFit | None]:
+        """The smallest node count in `counts` where `family` fits (needs shrink with nodes),
+        and the miss at the largest count when it fits nowhere."""
+
+        def attempt(nodes: int) -> tuple[PlanFit | None, NoFit]:
+            gpus = nodes * gpus_per_node
+            dp = gpus // (family.tensor * family.pipeline)
+            plan = family.plan(dp)
+            assert plan is not None  # `_valid_counts` keeps data ranks the plan needs
+            need = self.need(plan, gpus, family.tensor, family.pipeline)
+            est = self.estimate(plan, gpus, family.tensor, family.pipeline)
+            short = family.kind == "offload" and not _host_holds(est, gpus_per_node, host_ram_bytes)
+            miss = NoFit(need, plan, gpus, short and need <= limit, family.tensor, family.pipeline)
+            if need <= limit and not short:
+                fit = PlanFit(plan, nodes, gpus, need, est, family.tensor, family.pipeline)
+                return fit, miss
+            return None, miss
+
+        found, miss = attempt(counts[-1])
+        if found is None:
+            return None, miss
+        low, high = 0, len(counts) - 1  # counts[high] fits
+        while low < high:
+            middle = (low + high) // 2
+            fit, _ = attempt(counts[middle])
+            if fit is not None:
+                high, found = middle, fit
+            else:
+                low = middle + 1
+        return found, None
+
+
+@lru_cache(maxsize=32)
+def search_for(job: EstimateInput, margin: float, estimate_fn: EstimateFn) -> PlanSearch:
+    """The plan search of a job, shared across rankings (a user refining a budget re-ranks the
+    same job: its fits are deterministic, so they are searched once)."""
+    return PlanSearch(job, margin, estimate_fn)
+
+
+def _valid_counts(node_counts: range, gpus_per_node: int, family: Family) -> range:
+    """The node counts whose GPUs split into whole tensor x pipeline groups, with at least two
+    data ranks where the family shards over them (a range: indexable for bisection)."""
+    group = family.tensor * family.pipeline
+    if family.tensor > gpus_per_node and gpus_per_node % family.tensor:
+        return range(0)
+    step = group // gcd(group, gpus_per_node)
+    first = max(node_counts.start, 1)
+    first += -first % step
+    if family.kind in ("zero2", "zero3"):
+        while first < node_counts.stop and first * gpus_per_node // group < 2:
+            first += step
+    return range(first, node_counts.stop, step)
+
+
+def _index_below(counts: range, nodes: int) -> int:
+    """How many of `counts` are below `nodes`."""
+    return len(range(counts.start, min(nodes, counts.stop), counts.step))
+
+
+def _closer(miss: NoFit, other: NoFit) -> bool:
+    return miss.need_per_gpu_bytes < other.need_per_gpu_bytes
+
+
+def _smaller_need(without: NoFit, offload: PlanFit | NoFit | None) -> PlanFit | NoFit:
+    """The offload result if it fits, else whichever failure came closer."""
+    if offload is None:
+        return without
+    if isinstance(offload, PlanFit) or offload.host_ram_short:
+        return offload
+    return offload if offload.need_per_gpu_bytes < without.need_per_gpu_bytes else without
+
+
+@lru_cache(maxsize=ESTIMATE_CACHE_SIZE)
+def _remembered(
+    estimate_fn: EstimateFn,
+    job: EstimateInput,
+    plan: PlanName,
+    gpu_count: int,
+    tensor: int,
+    pipeline: int,
+) -> MemoryEstimate:
+    """Estimates shared across rankings: the estimator is pure, and a user refining a budget or a
+    provider list re-ranks the same job many times. Callers must not mutate the result."""
+    return estimate_fn(plan_input(job, plan, gpu_count, tensor, pipeline))
+
+
+def _host_holds(est: MemoryEstimate, gpus_per_node: int, host_ram_bytes: float | None) -> bool:
+    """The offloaded optimizer states of one node's GPU processes fit in its RAM (unknown RAM
+    counts as fitting)."""
+    if host_ram_bytes is None:
+        return True
+    return est.cpu_offload_bytes * gpus_per_node <= host_ram_bytes
