@@ -74,7 +74,7 @@ def wire_chat(
 
     def finish(dependency: Any) -> None:
         dependency.then(app.after_turn, [web_state], after_turn, api_visibility="private").then(
-            lambda web: web.to_browser(), [web_state], [browser], api_visibility="private"
+            app.save_browser, [web_state], [browser], api_visibility="private"
         )
 
     turn = gr.on(

@@ -42,7 +42,7 @@ from assistant.web.blocks.knowledge import knowledge_tab
 from assistant.web.blocks.panel import job_form, panel_charts, panel_tables, wire_panel
 from assistant.web.blocks.style import CSS
 from assistant.web.public_api import PublicApi
-from assistant.web.session import WebSession, browser_secret
+from assistant.web.session import WebSession
 from assistant.web.ui_strings import ui_text
 from tools.errors import AdvisorError
 
@@ -91,10 +91,9 @@ def _header() -> tuple[Any, Any]:
 def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.Blocks:
     """The whole app for `settings`; `assistant` replaces the one Settings would build (tests)."""
     app = App(settings, assistant or Assistant(settings))
-    secret = browser_secret(settings.data_dir)
     with gr.Blocks(title="GPU Advisor", analytics_enabled=False, fill_width=True) as demo:
         web_state = gr.State(None)
-        browser = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
+        browser = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=app.seal.gradio_secret)
         ui_lang, answer = _header()
         with gr.Tabs(elem_id="tabs"):
             with gr.Tab(t("tab_chat"), id="chat-tab") as advisor_tab:
@@ -156,10 +155,10 @@ def _wire_session(
     )
     for fill, inputs, outputs in tabs:
         changed = changed.then(fill, inputs, outputs, api_visibility="private")
-    changed.then(lambda web: web.to_browser(), [web_state], [browser], api_visibility="private")
+    changed.then(app.save_browser, [web_state], [browser], api_visibility="private")
     answer.input(
         app.set_answer_language, [web_state, answer], [web_state], api_visibility="private"
-    ).then(lambda web: web.to_browser(), [web_state], [browser], api_visibility="private")
+    ).then(app.save_browser, [web_state], [browser], api_visibility="private")
 
 
 def launch_options(settings: Settings) -> dict[str, Any]:

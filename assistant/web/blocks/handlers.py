@@ -39,7 +39,8 @@ from assistant.web.panel import (
     compute_panel,
     panel_from_events,
 )
-from assistant.web.session import WebSession
+from assistant.web.sealed import BrowserSeal
+from assistant.web.session import WebSession, browser_secret
 from assistant.web.ui_strings import ui_lang, ui_text
 from assistant.web.uploads import UploadError, model_from_upload, upload_problem
 from tools.catalog.instances import Catalog, Instance
@@ -67,6 +68,7 @@ class App:
         self._catalog = assistant.resources.catalog()
         self._instances = {item.id: item for item in self._catalog}
         self.outputs = Outputs(self._catalog, self._instances, self.export_dir)
+        self.seal = BrowserSeal(browser_secret(settings.data_dir))
 
     def catalog(self) -> Catalog:
         return self._catalog
@@ -144,17 +146,21 @@ class App:
         """The session the browser saved (or a new one in the browser's language), with its
         panel recomputed from the job: session, chat, the two language choices, form, panel."""
         header = request.headers.get("accept-language") if request else None
-        web = WebSession.from_browser(raw, language_from_header(header))
+        web = WebSession.from_browser(self.seal.open(raw), language_from_header(header))
         if web.session.state.model is not None:
             web.panel = compute_panel(web.session.state, self._catalog)
         session, chat, *rest = self.job_outputs(web)
         return (session, chat, web.ui_lang, web.answer_lang, *rest)
 
+    def save_browser(self, web: WebSession) -> str:
+        """What the browser keeps for `web`, sealed (see `assistant.web.sealed`)."""
+        return self.seal.seal(web.to_browser())
+
     def reset(self, web: WebSession | None) -> tuple[Any, ...]:
         """A new conversation: chat, job, form and panel cleared, and the saved record replaced
         (the languages stay): session, chat, form, panel, then what the browser keeps."""
         fresh = web.fresh() if web is not None else WebSession()
-        return (*self.job_outputs(fresh), fresh.to_browser())
+        return (*self.job_outputs(fresh), self.save_browser(fresh))
 
     def set_ui_language(self, web: WebSession | None, lang: str) -> tuple[Any, ...]:
         """Everything the server writes, again in interface language `lang`."""

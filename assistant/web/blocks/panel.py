@@ -199,9 +199,7 @@ def wire_panel(
     ]
 
     def save(dependency: Any) -> None:
-        dependency.then(
-            lambda web: web.to_browser(), [web_state], [browser], api_visibility="private"
-        )
+        dependency.then(app.save_browser, [web_state], [browser], api_visibility="private")
 
     save(
         gr.on(

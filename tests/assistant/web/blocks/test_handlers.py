@@ -164,7 +164,10 @@ def test_a_new_conversation_clears_everything_and_replaces_the_saved_record(ui: 
     outputs = ui.reset(web)
     fresh, chat, saved = outputs[0], outputs[1], outputs[-1]
     assert chat.value == [] and fresh.chat == [] and fresh.session.state == JobSpec()
-    assert saved == fresh.to_browser() and saved["chat"] == [], "a record, not None: it replaces"
+    record = ui.seal.open(saved)
+    assert record is not None and record == fresh.to_browser() and record["chat"] == [], (
+        "a record, not None: it replaces"
+    )
     assert (fresh.ui_lang, fresh.answer_lang) == ("fr", "de"), "the language choices stay"
     assert outputs[2 + FORM_OUTPUTS - 1].open is False, "the form folds again"
 
@@ -174,7 +177,7 @@ def test_a_reload_restores_chat_job_languages_and_launch_row(ui: App) -> None:
     _turn(ui, "QLoRA on Llama 3.1 8B, 100M tokens", web)
     assert web.panel.ranking is not None
     web.chosen = web.panel.ranking.ranked[1].instance_id
-    outputs = ui.restore(web.to_browser(), None)  # type: ignore[arg-type]
+    outputs = ui.restore(ui.save_browser(web), None)  # type: ignore[arg-type]
     back = outputs[0]
     assert back.chat == web.chat and back.session.state == web.session.state
     assert outputs[2:4] == ("tr", "auto"), "the language dropdowns"
