@@ -19,7 +19,7 @@ from typing import Any
 import gradio as gr
 
 from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant
-from assistant.agent.events import ToolEnd, ToolStart
+from assistant.agent.events import Final, ToolEnd, ToolStart
 from assistant.languages import language_from_header
 from assistant.settings import Settings
 from assistant.web.blocks.common import STREAM_INTERVAL_S, guarded, inform, warn
@@ -53,6 +53,13 @@ _JOB_OUTPUTS = 2 + FORM_OUTPUTS + PANEL_OUTPUTS  # session, chat, form, panel
 
 def _lang(web: WebSession | None, *_rest: Any) -> str:
     return web.language if isinstance(web, WebSession) else "en"
+
+
+def _failed(events: list[Any]) -> bool:
+    """Whether a turn ended without its answer (the assistant's apology, or no final result):
+    what its tools made before the fault must not reach the panel."""
+    final = next((e for e in reversed(events) if isinstance(e, Final)), None)
+    return final is None or final.result.error_id is not None
 
 
 class App:
@@ -111,14 +118,19 @@ class App:
         override = None if language in (None, "", "auto") else language
         events: list[Any] = []
         last = time.monotonic()
-        for event in self.assistant.respond(text, web.session, lang=override):
+        draft = web.session.model_copy(deep=True)  # the session changes only if the turn ends
+        for event in self.assistant.respond(text, draft, lang=override):
             events.append(event)
             now = time.monotonic()
             if isinstance(event, ToolStart | ToolEnd) or now - last >= STREAM_INTERVAL_S:
                 last = now  # answer chunks arriving together are sent together
                 yield [*shown, *chat_messages(events, web.language)], gr.skip()
+        web.session = draft
         web.chat = [*shown, *chat_messages(events, web.language)]
         web.form_message_at = None
+        if _failed(events):
+            yield web.chat, web  # the apology; the job and its panel stay as they were
+            return
         panel = panel_from_events(events, web.panel)
         if panel is not web.panel:
             web.panel, web.chosen = panel, None  # a new job: the launch spec follows its #1

@@ -17,6 +17,7 @@ from typing import Any
 import gradio as gr
 import pytest
 
+import assistant.agent.toolbox as toolbox
 from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant, Session
 from assistant.web.blocks import App
 from assistant.web.blocks.common import guarded
@@ -221,3 +222,28 @@ def test_a_bug_in_a_handler_is_one_line_with_an_error_id(caplog: pytest.LogCaptu
     assert len(said) == 1 and said[0].startswith("Une erreur s'est produite (erreur ")
     assert "boom" not in said[0] and "Traceback" not in said[0], "no traceback on the page"
     assert "boom" in caplog.text, "the traceback goes to the log"
+
+
+def test_a_turn_whose_tool_fails_leaves_job_panel_and_launch_row_as_they_were(
+    ui: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    web = WebSession()
+    _turn(ui, "LoRA on Llama 3.1 8B, 100M tokens", web)
+    assert web.panel.ranking is not None and web.panel.estimate is not None
+    web.chosen = web.panel.ranking.ranked[1].instance_id
+    state, panel, chosen = web.session.state, web.panel, web.chosen
+
+    def failing_tool(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("injected fault in rank_instances")
+
+    monkeypatch.setattr(toolbox, "rank_job", failing_tool)
+    _turn(ui, "QLoRA on Llama 3.1 70B instead", web)
+    tools = [(m.get("metadata") or {}).get("title") for m in web.chat[-3:-1]]
+    assert tools == ["estimate_memory", "rank_instances"], "the 70B estimate ran, then the fault"
+    assert "went wrong" in web.chat[-1]["content"], "one apology line"
+    assert web.session.state == state, "the job is the one before the failed turn"
+    assert (web.panel, web.chosen) == (panel, chosen), "the 70B estimate never reached the panel"
+    assert web.panel.estimate is not None and "8B" in web.panel.estimate.model_name
+    monkeypatch.undo()
+    _turn(ui, "QLoRA on Llama 3.1 70B instead", web)
+    assert web.session.state.method == "qlora" and web.panel is not panel, "the next turn works"
