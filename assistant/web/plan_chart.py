@@ -144,14 +144,17 @@ def _parts_html(chart: PlanChart, lang: str) -> str:
 
 def _bar_html(bar: PlanBar, axis_max: float) -> str:
     margin = min(bar.margin_gib, max(bar.vram_gib - bar.need_gib, 0.0))
+    whole = bar.vram_gib if bar.vram_gib > 0 else 1.0
+    need = round(100 * bar.need_gib / whole, 2)
+    margin_pct = min(round(100 * margin / whole, 2), round(100 - need, 2))  # both, as rounded
     first = " pc-first" if bar.rank == 1 else ""
     return (
         f'<li class="pc-row{first}" data-rank="{bar.rank}">'
         f'<div class="pc-label"><span>{escape(bar.label)}</span>'
         f'<span class="pc-fig">{escape(bar.figures)}</span></div>'
         f'<div class="pc-track" style="width:{_pct(bar.vram_gib, axis_max)}">'
-        f'<span class="pc-need" style="width:{_pct(bar.need_gib, bar.vram_gib)}"></span>'
-        f'<span class="pc-margin" style="width:{_pct(margin, bar.vram_gib)}"></span></div></li>'
+        f'<span class="pc-need" style="width:{need:.2f}%"></span>'
+        f'<span class="pc-margin" style="width:{margin_pct:.2f}%"></span></div></li>'
     )
 
 

@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 from assistant.web.ui_strings import i18n_tables, ui_text
-from tools.languages import LANGUAGE_NAMES
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -78,6 +77,14 @@ def messages(page: Any) -> int:
     return int(page.locator(MESSAGES).count())
 
 
+def wait_for_messages(page: Any, more_than: int) -> None:
+    """Wait until the chat shows more than `more_than` messages."""
+    page.wait_for_function(
+        f"() => document.querySelectorAll({json.dumps(MESSAGES)}).length > {more_than}",
+        timeout=TURN_MS,
+    )
+
+
 def last_message(page: Any) -> str:
     return str(page.locator(MESSAGES).last.inner_text())
 
@@ -97,13 +104,23 @@ def choose(page: Any, selector: str, option: str) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
-def set_ui_language(page: Any, lang: str) -> None:
-    choose(page, "#ui-lang", LANGUAGE_NAMES[lang])  # type: ignore[index]
+def wait_ui_language(page: Any, lang: str) -> None:
+    """Wait until the page is in interface language `lang` (the Send button says so)."""
     label = json.dumps(ui_text(lang, "send"))
     page.wait_for_function(
         f"() => document.querySelector('#send').innerText.trim() === {label}", timeout=TURN_MS
     )
     idle(page)
+
+
+def open_tab(page: Any, name: str) -> None:
+    """Open the tab `name`; on a narrow screen Gradio folds the last tabs into a "More" menu."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    if tab.count() and tab.is_visible():
+        tab.click()
+        return
+    page.click("#tabs .overflow-menu > button")
+    page.locator("#tabs .overflow-dropdown button").filter(has_text=name).click()
 
 
 def open_form(page: Any) -> None:

@@ -6,7 +6,6 @@ test_issue14_decision.py. Each test saves test-artifacts/issue14-<defect>-<size>
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,7 @@ from tests.e2e.conftest import sync_api
 from tests.e2e.pages import (
     LLAMA_CONFIG,
     LOCALES,
-    MESSAGES,
     SIZES,
-    TURN_MS,
     ask,
     box,
     cells,
@@ -35,24 +32,15 @@ from tests.e2e.pages import (
     toasts,
     tool_call,
     upload,
+    wait_for_messages,
     write_config,
 )
 
 CASES = [(size, lang) for size in SIZES for lang in ("en", "fr", "tr")]
-FULL_FINE_TUNE = {
-    "en": "Full fine-tune of Llama 3.1 70B on 200M tokens",
-    "fr": "Affinage complet de Llama 3.1 70B sur 200 millions de tokens",
-    "tr": "Llama 3.1 70B üzerinde tam ince ayar, 200 milyon token",
-}
 AFTER_UPLOAD = {
     "en": "QLoRA with 100M tokens, which GPU should I rent?",
     "fr": "QLoRA avec 100 millions de tokens, quel GPU louer ?",
     "tr": "QLoRA, 100 milyon token, hangi GPU'yu kiralamalıyım?",
-}
-MONEY = {
-    "en": r"^\$[\d,]+\.\d\d$",
-    "fr": "^[\\d\u202f]+,\\d\\d\u00a0\\$US$",
-    "tr": r"^\$[\d.]+,\d\d$",
 }
 
 
@@ -183,9 +171,7 @@ def test_3_a_bad_upload_says_why_and_leaves_the_form_usable_a_good_one_changes_o
         assert page.locator("#form-model input").input_value() == model, "the job is unchanged"
     rows = messages(page)
     page.locator("#form-spot label").filter(has_text=vocabulary(lang, "spot", "required")).click()
-    page.wait_for_function(
-        f"() => document.querySelectorAll({json.dumps(MESSAGES)}).length > {rows}", timeout=TURN_MS
-    )
+    wait_for_messages(page, rows)
     idle(page)
     heading = ui_text(lang, "form_updated").split("{changes}")[0]
     assert last_message(page).startswith(heading), "the form works after the refusals"

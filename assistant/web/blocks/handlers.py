@@ -39,6 +39,7 @@ from assistant.web.panel import (
     compute_panel,
     panel_from_events,
 )
+from assistant.web.safe_text import safe_messages
 from assistant.web.sealed import BrowserSeal
 from assistant.web.session import WebSession, browser_secret
 from assistant.web.ui_strings import ui_lang, ui_text
@@ -92,7 +93,7 @@ class App:
     def chat_output(self, web: WebSession) -> Any:
         """The chat with the first screen's examples in the interface language."""
         examples: Any = chat_examples(web.language)  # ExampleMessage dicts
-        messages: Any = web.chat  # MessageDicts, as events_to_chat_messages makes them
+        messages: Any = safe_messages(web.chat)  # MessageDicts, shown as text
         return gr.Chatbot(value=messages, examples=examples)
 
     def job_outputs(self, web: WebSession) -> tuple[Any, ...]:
@@ -109,7 +110,7 @@ class App:
         problem = message_problem(text, MAX_MESSAGE_CHARS, web.language)
         if problem is not None:
             (inform if not text.strip() else warn)(web.language, problem)
-            yield web.chat, web
+            yield safe_messages(web.chat), web
             return
         text = text.strip()
         if web.session.language is None:  # a first message too short to tell: the interface's
@@ -124,17 +125,17 @@ class App:
             now = time.monotonic()
             if isinstance(event, ToolStart | ToolEnd) or now - last >= STREAM_INTERVAL_S:
                 last = now  # answer chunks arriving together are sent together
-                yield [*shown, *chat_messages(events, web.language)], gr.skip()
+                yield safe_messages([*shown, *chat_messages(events, web.language)]), gr.skip()
         web.session = draft
         web.chat = [*shown, *chat_messages(events, web.language)]
         web.form_message_at = None
         if _failed(events):
-            yield web.chat, web  # the apology; the job and its panel stay as they were
+            yield safe_messages(web.chat), web  # the apology; job and panel stay as they were
             return
         panel = panel_from_events(events, web.panel)
         if panel is not web.panel:
             web.panel, web.chosen = panel, None  # a new job: the launch spec follows its #1
-        yield web.chat, web
+        yield safe_messages(web.chat), web
 
     def after_turn(self, web: WebSession) -> tuple[Any, ...]:
         """Form and panel after a turn; the cost chart gets every option that fits."""

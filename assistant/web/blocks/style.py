@@ -73,6 +73,9 @@ CSS = f"""
   #chat {{height: min(62vh, 560px) !important}}
   button, input, textarea, [role="combobox"], [role="tab"] {{min-height: 44px}}
 }}
+/* Gradio hides its "Use via API or MCP" link under 640 px; the README points phones to it too.
+   Outside a media query: Gradio keeps plain rules as written (the footer is outside .contain). */
+.show-api, .show-api-divider {{display: flex !important}}
 """
 
 

@@ -247,3 +247,15 @@ def test_a_turn_whose_tool_fails_leaves_job_panel_and_launch_row_as_they_were(
     monkeypatch.undo()
     _turn(ui, "QLoRA on Llama 3.1 70B instead", web)
     assert web.session.state.method == "qlora" and web.panel is not panel, "the next turn works"
+
+
+def test_html_in_a_message_is_shown_as_text_and_stored_as_written(ui: App) -> None:
+    web = WebSession()
+    text = 'LoRA on Llama 3.1 8B <img src="https://evil.example/x.png"> ![](https://evil.example/q)'
+    updates = _turn(ui, text, web)
+    shown = updates[-1][0]
+    assert shown[0]["content"].startswith("LoRA on Llama 3.1 8B &lt;img"), "the tag as text"
+    assert all("<img" not in m["content"] and "![" not in m["content"] for m in shown)
+    assert web.chat[0]["content"] == text, "the conversation keeps what was written"
+    restored = str(ui.chat_output(web).value)  # what a reload shows
+    assert "&lt;img" in restored and "<img" not in restored
