@@ -27,7 +27,14 @@ MAX_UPLOAD_BYTES = 1_000_000  # 1 MB; real config.json files are a few kilobytes
 SOURCE = "uploaded config.json"
 _FIELD = "config.json"
 Problem = Literal[
-    "too_big", "not_utf8", "not_json", "not_object", "not_config", "unreadable", "wrong_type"
+    "too_big",
+    "not_utf8",
+    "not_json",
+    "too_complex",
+    "not_object",
+    "not_config",
+    "unreadable",
+    "wrong_type",
 ]
 _JSON_KINDS = {list: "json_array", str: "json_string", int: "json_number", float: "json_number"}
 _KEY_NAME = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
@@ -69,6 +76,10 @@ def read_upload(path: Path, max_bytes: int = MAX_UPLOAD_BYTES) -> dict[str, Any]
         where = f"{exc.msg}, line {exc.lineno} column {exc.colno}"
         raise UploadError(
             "not_json", path.name, f"a UTF-8 JSON file ({where})", line=exc.lineno, column=exc.colno
+        ) from None
+    except (RecursionError, ValueError):  # nested past the parser's depth, or a huge integer
+        raise UploadError(
+            "too_complex", path.name, "a config.json: shallow nesting and ordinary numbers"
         ) from None
     if not isinstance(data, dict):
         kind = _JSON_KINDS.get(type(data), "json_other")

@@ -114,3 +114,20 @@ def test_over_one_megabyte_is_refused_before_parsing(tmp_path: Path) -> None:
         "big.json was not used: it has 1,000,002 bytes, over the limit. Upload a model's "
         "config.json"
     )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[" * 100_000 + "]" * 100_000,  # nested past the parser's depth (was a RecursionError)
+        '{"model_type": "llama", "hidden_size": ' + "9" * 5000 + "}",  # was a ValueError
+    ],
+)
+def test_a_bomb_of_a_file_is_refused_in_one_line(tmp_path: Path, content: str) -> None:
+    path = _write(tmp_path, content)
+    with pytest.raises(UploadError) as caught:
+        model_from_upload(path, "fr")
+    assert caught.value.kind == "too_complex"
+    line = upload_problem(caught.value, "config.json", "fr")
+    assert line.startswith("config.json") and "trop imbriqué" in line and "\n" not in line
+    assert str(tmp_path) not in line and str(tmp_path) not in str(caught.value), "no server path"
