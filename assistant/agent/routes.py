@@ -54,7 +54,8 @@ def _sizes(ctx: TurnContext) -> tuple[list[float], str | None]:
     families = ctx.routed.cues.gpu_families if ctx.routed else ()
     if not families:
         return [], None
-    ids = families[0].split(",")
+    # The variants the message narrowed the GPU to ("two A100s with 40 GB"), else the family's.
+    ids = list(ctx.update.gpus or ()) or families[0].split(",")
     sizes = sorted({lookup_gpu(gid).vram_gib for gid in ids})
     return sizes[-MAX_SIZES:], family_label(families[0])
 

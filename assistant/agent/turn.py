@@ -38,7 +38,6 @@ from assistant.extract import (
     QuestionKind,
     RejectedSlot,
     Routed,
-    extract_slots,
     read_slots,
     route_intent,
 )
@@ -96,9 +95,17 @@ class TurnContext(BaseModel):
 # checks against, the GPUs compared, the GPU or provider a "why not" asks about.
 _NOT_FILTERS: dict[str, tuple[str, ...]] = {
     "fit_check": ("gpus", "num_gpus", "max_vram_gib"),
-    "compare": ("gpus",),
+    "compare": ("gpus", "max_vram_gib"),
     "why_not": ("gpus", "providers"),
 }
+
+
+# What a general question names as its topic, not as a setting of the job: "does gradient
+# checkpointing slow training down?", "what does QLoRA save?", "is 8-bit Adam worth it?".
+_TOPICS = (
+    "method", "precision", "optimizer", "gradient_checkpointing", "spot", "zero_stage",
+    "sharding", "offload_optimizer", "attention", "engine", "qlora_double_quant",
+)  # fmt: skip
 
 
 def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> TurnContext:
@@ -106,7 +113,10 @@ def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> 
     describes (leniently: a value the tools reject is dropped with a notice and its default)."""
     update, rejected = read_slots(text, lang)
     routed = route_intent(text, lang, prior, update)
-    kept = update.model_copy(update=dict.fromkeys(_NOT_FILTERS.get(routed.intent, ())))
+    dropped = _NOT_FILTERS.get(routed.intent, ())
+    if routed.intent == "guidance" and routed.cues.kind != "mixed":
+        dropped = _TOPICS
+    kept = update.model_copy(update=dict.fromkeys(dropped))
     state = apply_update(prior, kept)
     base = {
         "lang": lang, "text": text, "state": state, "intent": routed.intent, "prior": prior,
@@ -143,13 +153,15 @@ def _resolved(spec: JobSpec, catalog: Catalog | None) -> ResolvedJob | None:
 
 
 def fold_messages(messages: Sequence[BaseMessage], catalog: Catalog | None) -> TurnContext:
-    """The context of the last human message, every earlier one folded in (languages detected)."""
+    """The context of the last human message, every earlier one folded in as its own turn
+    folded it (languages detected; routed, so the hardware a fit check named or the topic of a
+    general question sets nothing)."""
     texts = [m.text for m in messages if isinstance(m, HumanMessage)]
     if not texts:
         raise ValueError("the conversation has no user message")
     state = JobSpec()
     for text in texts[:-1]:
-        state = apply_update(state, extract_slots(text, _detected(text)))
+        state = plan_turn(state, text, _detected(text), catalog).state
     return plan_turn(state, texts[-1], _detected(texts[-1]), catalog)
 
 

@@ -260,6 +260,24 @@ def _host_ram(t: Text, option: RankedOption) -> str:
     return t.msg(key, instance=_instance(option), need=need, ram=t.gib(option.host_ram_bytes))
 
 
+def _stale_notes(t: Text, stale: Sequence[RankedOption]) -> list[str]:
+    """One note per provider whose shown prices are stale, dated by its oldest price; a
+    provider with one such option names the instance."""
+    by_provider: dict[str, list[RankedOption]] = {}
+    for option in stale:
+        by_provider.setdefault(option.provider, []).append(option)
+    lines: list[str] = []
+    for provider, options in by_provider.items():
+        oldest = min(options, key=lambda o: o.as_of)
+        values = {"date": t.date(oldest.as_of), "days": t.count(oldest.price_age_days or 0)}
+        if len(options) == 1:
+            lines.append(t.msg("rec.stale", instance=_instance(oldest), **values))
+        else:
+            count = t.count(len(options))
+            lines.append(t.msg("rec.stale_provider", provider=provider, count=count, **values))
+    return lines
+
+
 def recommendation_notes(t: Text, ranking: RankResult) -> list[str]:
     """What a senior engineer adds about the options shown: fp16 on GPUs without bf16, the ROCm
     caveat of AMD GPUs, stale and marketplace prices (each once)."""
@@ -272,9 +290,7 @@ def recommendation_notes(t: Text, ranking: RankResult) -> list[str]:
     if amd is not None:
         key = "rec.amd_qlora" if ranking.job.method == "qlora" else "rec.amd"
         lines.append(t.msg(key, gpu=amd.gpu))
-    for option in shown:
-        if option.stale:
-            lines.append(t.msg("rec.stale", instance=_instance(option), date=t.date(option.as_of)))
+    lines += _stale_notes(t, [o for o in shown if o.stale])
     market = next((o for o in shown if o.provider in MARKETPLACES), None)
     if market is not None:
         lines.append(t.msg("rec.marketplace", instance=_instance(market)))

@@ -3,8 +3,10 @@
 Models: consecutive words are joined and normalised as `tools.architectures.registry.normalize_name`
 does ("Llama 3.1 70B", "llama3-8b", "meta-llama/Llama-3.1-8B-Instruct" all hit), longest
 n-gram first; "<family> <size>" with no exact entry ("Llama 70B", "Qwen 14B") picks the newest
-registry entry of that family and size. GPUs: the same over `tools.gpus` names; a bare family
-("A100", "H100s") means every variant of it.
+registry entry of that family and size. A misspelt family word ("lamma 3.1 8b", "mistrall 7b")
+is read as the one registry family word it is clearly closest to (rapidfuzz ratio) when the
+corrected words name a registry model with a size or version. GPUs: the same over `tools.gpus`
+names; a bare family ("A100", "H100s") means every variant of it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ _MAX_GPU_WORDS = 3
 _SIZE = re.compile(r"^\d+(?:\.\d+)?[bm]$")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)*$")
 _COUNT_GLUED = re.compile(r"^(\d+)x(.+)$")
+_STEM = re.compile(r"[a-z]+")
+_MIN_FUZZY = 4  # letters a misspelt family word needs ("phi" is too short to guess from)
+_CLOSE_STEM = 80  # rapidfuzz ratio (0-100) from which a word is read as a family word: "lamma"
+_MARGIN = 5  # ... and by this much closer than to the next family word ("mistrl": mistral)
 # Words that may open a multi-word GPU name ("RTX 4090", "NVIDIA A100"); any other first word
 # must hold a digit ("H100 SXM"), so "a 10" is never read as the A10.
 _GPU_OPENERS = frozenset({"nvidia", "rtx", "geforce", "tesla", "amd", "instinct", "quadro", "hgx",
@@ -91,7 +97,7 @@ def find_models(text: str) -> list[Found]:
     found: list[Found] = []
     i = 0
     while i < len(toks):
-        hit = _exact_model(keys, i) or _family_model(keys, i)
+        hit = _exact_model(keys, i) or _family_model(keys, i) or _misspelt_model(keys, i)
         if hit is None:
             i += 1
             continue
@@ -135,6 +141,36 @@ def _family_model(keys: list[str], i: int) -> tuple[int, str] | None:
             if model_id:
                 return n, model_id
     return None
+
+
+@cache
+def _stems() -> frozenset[str]:
+    """The family words registry names open with ("llama", "qwen", "mixtral", "smollm")."""
+    found = (_STEM.match(key) for key in _model_index())
+    return frozenset(m.group() for m in found if m and len(m.group()) >= _MIN_FUZZY)
+
+
+def _misspelt_model(keys: list[str], i: int) -> tuple[int, str] | None:
+    """Word i's family word close to one registry family word only (`_CLOSE_STEM`, clearly
+    closer than to any other), and the corrected words a registry name with a size or
+    version in it."""
+    from rapidfuzz import fuzz, process  # deferred: only for a word that names no model
+
+    stem = _STEM.match(keys[i])
+    if stem is None or len(stem.group()) < _MIN_FUZZY or stem.group() in _stems():
+        return None
+    best = process.extract(stem.group(), _stems(), scorer=fuzz.ratio, limit=2)
+    if (
+        not best
+        or best[0][1] < _CLOSE_STEM
+        or (len(best) > 1 and best[0][1] - best[1][1] < _MARGIN)
+    ):
+        return None
+    fixed = [*keys[:i], best[0][0] + keys[i][stem.end() :], *keys[i + 1 :]]
+    hit = _exact_model(fixed, i) or _family_model(fixed, i)
+    if hit is None or not any(ch.isdigit() for ch in "".join(fixed[i : i + hit[0]])):
+        return None
+    return hit
 
 
 @cache

@@ -75,6 +75,7 @@ class Patterns:
     rank: tuple[re.Pattern[str], ...]
     deadline: re.Pattern[str]
     method: Choice
+    full_split: re.Pattern[str]
     spot: Choice
     objective: Choice
     precision: Choice
@@ -84,6 +85,7 @@ class Patterns:
     regions: Choice
     negation_before: re.Pattern[str]
     negation_after: re.Pattern[str]
+    preferred_before: re.Pattern[str]
     off_after: re.Pattern[str]
     conjunction: re.Pattern[str]
     money_cue_before: re.Pattern[str]
@@ -185,6 +187,13 @@ def patterns(lang: str) -> Patterns:
             f"(?P<day>{alt('unit.day', True)})|(?P<week>{alt('unit.week', True)}))"
         ),
         method=_shared_choice("method."),
+        # A word of completeness and a training word a few words apart, in either order: the
+        # split verbs of Dutch and German ("helemaal op finetunen", "ein komplettes Training"),
+        # "train it completely", "entrenar el modelo completo".
+        full_split=c(
+            f"{alt('whole')}(?:\\s+[^\\s]+){{0,4}}?\\s+{alt('train.word')}"
+            f"|{alt('train.word')}(?:\\s+[^\\s]+){{0,3}}?\\s+{alt('whole')}"
+        ),
         spot=_shared_choice("spot."),
         objective=_shared_choice("objective."),
         precision=_shared_choice("precision."),
@@ -194,6 +203,11 @@ def patterns(lang: str) -> Patterns:
         regions=_shared_choice("region."),
         negation_before=c(f"{alt('negation')}\\s+(?:\\w+\\s+)?$"),
         negation_after=c(f"\\s*(?:'\\w+\\s*)?{alt('negation.after')}"),
+        # "rather X than <here>", "plutôt du X que du", "lieber X als", "liever X dan", "mejor X
+        # que": what follows the comparison word (and an article) is the value set aside.
+        preferred_before=c(
+            f"{alt('prefer')}(?:\\s+[^\\s¦]+){{0,3}}\\s+{alt('prefer.than')}(?:\\s+[^\\s¦]+)?\\s*$"
+        ),
         off_after=c(f"\\s*{alt('off.after')}"),
         conjunction=c(
             r"\s*(?:,|/|&|\bor\b|\band\b|\bnor\b|\bof\b|\ben\b|\bou\b|\bet\b|\bni\b|"

@@ -33,6 +33,7 @@ from tools.job.limits import MAX_BATCH, MAX_SEQ_LEN
 MAX_CHARS = 20_000  # longer messages are read up to here (the assistant refuses > 4000 anyway)
 _MAX_VRAM_GIB = 1024  # more per GPU than any GPU has: not a VRAM figure
 _MAX_COUNT = MAX_BATCH  # GPUs, batch, rank: the job's own upper limits
+_PREFER_SPAN = 60  # characters before a value in which "rather ... than" sets it aside
 
 
 class Doc:
@@ -323,7 +324,9 @@ def _read_words(doc: Doc, p: Patterns, slots: Slots) -> None:
                          ("precision", p.precision), ("optimizer", p.optimizer)):  # fmt: skip
         for value, _ in choice.finditer(text):
             slots[slot] = value
-    for value, match in p.method.finditer(text):
+    methods = [(match.start(), value, match) for value, match in p.method.finditer(text)]
+    methods += [(match.start(), "full", match) for match in p.full_split.finditer(text)]
+    for _, value, match in sorted(methods, key=lambda item: item[0]):
         if not _negated(p, text, match):
             slots["method"] = value
     for value, match in p.checkpointing.finditer(text):
@@ -336,8 +339,11 @@ def _read_words(doc: Doc, p: Patterns, slots: Slots) -> None:
 
 
 def _negated(p: Patterns, text: str, match: re.Match[str]) -> bool:
+    """Set aside: "not X", "X hariç", or the second term of a preference ("rather Y than X")."""
     before = p.negation_before.search(text, max(0, match.start() - 30), match.start())
-    return before is not None or p.negation_after.match(text, match.end()) is not None
+    preferred = p.preferred_before.search(text, max(0, match.start() - _PREFER_SPAN), match.start())
+    after = p.negation_after.match(text, match.end())
+    return before is not None or preferred is not None or after is not None
 
 
 def _read_providers(p: Patterns, text: str, slots: Slots) -> None:

@@ -2,7 +2,8 @@
 
 Everything is matched on folded text: case-folded, accents and other diacritics removed, and
 Turkish dotless/dotted i merged ("İSTANBUL", "ıstanbul" and "istanbul" all become "istanbul"),
-typographic apostrophes and dashes made plain, and the multiplication sign written "x".
+typographic apostrophes and dashes made plain, the multiplication sign written "x", and the
+shorthand "w/" and "w/o" written "with" and "without".
 Lexicon phrases are folded the same way, so they may be written with their accents.
 """
 
@@ -17,6 +18,8 @@ _PLAIN = str.maketrans({
     "ı": "i", "’": "'", "‘": "'", "ʼ": "'", "`": "'", "´": "'", "×": "x", "–": "-", "—": "-",
     "‐": "-", "‑": "-", "“": '"', "”": '"', "«": '"', "»": '"', "₺": "₺",
 })  # fmt: skip
+# The chat shorthand "w/" and "w/o" ("and w/ spot?", "w/o offload"), written out.
+_WITH = re.compile(r"(?<![\w/])w/(o(?!\w))?(?=[\s\w]|$)")
 # The character masked spans are overwritten with: neither a word character nor whitespace,
 # so nothing matches across or inside a span already read.
 MASK = "¦"
@@ -28,7 +31,8 @@ def fold(text: str) -> str:
     # Compatibility forms first ("𝐀" is "A"), then case, then decompose what folding composed.
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", text).casefold())
     bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return bare.translate(_PLAIN).replace(MASK, " ")
+    plain = bare.translate(_PLAIN).replace(MASK, " ")
+    return _WITH.sub(lambda m: "without " if m.group(1) else "with ", plain)
 
 
 def phrase_regex(phrase: str, glue_digits: bool = False) -> str:

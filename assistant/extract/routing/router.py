@@ -9,7 +9,8 @@ then add to or rule out intents, each for a reason a person would give:
   provider to ask about, a fit check a GPU or a memory size to check against;
 - "why ... not" asks why_not; comparison words with two GPUs ask compare; "enough"/"fit" or
   one's own hardware with a GPU or a size ask fit_check; serving and inference words without a
-  training word are out of scope; a greeting with nothing else is small talk;
+  training word are out of scope; a greeting with nothing else is small talk, and a message
+  with no greeting and nothing about training or GPUs leans out of scope;
 - a message that sets job fields amends the conversation's job, or describes a new one.
 """
 
@@ -120,6 +121,8 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("job", NUDGES, "a training word"))
     if c.greeting and not c.sets_job and c.words <= _SHORT:
         weights.append(("small_talk", TIPS, "a greeting or thanks alone"))
+    if _about_nothing_covered(c):
+        weights.append(("out_of_scope", NUDGES, "no greeting, nothing about training or GPUs"))
     if c.has_job and c.sets_job:
         weights.append(("amend", TIPS, "changes the conversation's job"))
     elif c.sets_job and not (c.question or c.fit_words or _compares(c)):
@@ -134,6 +137,14 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
 def intent_names() -> list[str]:
     """The eight intents, in their fixed order."""
     return list(INTENTS)
+
+
+def _about_nothing_covered(c: Cues) -> bool:
+    """Small talk greets, thanks or asks who the advisor is; a message with none of that and
+    nothing of a job (no field, GPU, provider, training or serving word, no question about
+    a concept) leans out of scope: "who wins the league?", "what's the weather tomorrow?"."""
+    named = c.gpu_families or c.providers or c.train_words or c.serve_words or c.sets_job
+    return not (c.greeting or named) and c.kind == "other"
 
 
 def _compares(c: Cues) -> bool:

@@ -177,3 +177,56 @@ def test_a_tool_error_becomes_one_sentence(catalog: Catalog) -> None:
     assert isinstance(step, AIMessage) and not step.tool_calls
     assert "X" in step.text and "H100-SXM" in step.text
     assert step.text.count("\n") == 0, "one short sentence"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "prior"),
+    [
+        ("does gradient checkpointing slow training down a lot?", "en", QLORA_8B),
+        ("c'est quoi la difference entre bf16 et fp16 pour l'entrainement ?", "fr", QLORA_8B),
+        ("was genau macht QLoRA anders als LoRA beim Speicher?", "de", {}),
+    ],
+)
+def test_a_general_question_sets_no_setting_it_asks_about(
+    text: str, lang: str, prior: dict[str, Any], catalog: Catalog
+) -> None:
+    ctx = ctx_for(text, lang, catalog, JobSpec.model_validate(prior))
+    assert ctx.intent == "guidance"
+    assert ctx.update.given(), "the message does name a technique"
+    assert ctx.state == JobSpec.model_validate(prior), "the job keeps what it had"
+
+
+def test_the_sizes_of_gpus_compared_are_no_filter(catalog: Catalog) -> None:
+    ctx = ctx_for("L40S vs A100 80GB for lora on mistral 7b?", "en", catalog)
+    assert ctx.intent == "compare"
+    assert ctx.state.max_vram_gib is None and ctx.state.gpus is None
+
+
+def test_a_fit_check_runs_on_the_variant_the_message_narrows_to(catalog: Catalog) -> None:
+    """'two A100s with 40 GB' is the 40 GB A100 twice, not every A100 size."""
+    from assistant.agent.routes import calls_for
+
+    text = "we have two A100 with 40 GB, enough for a full fine-tune of Qwen2.5 7B?"
+    ctx = ctx_for(text, "en", catalog)
+    assert ctx.intent == "fit_check" and ctx.state.method == "full"
+    calls = calls_for(ctx, [])
+    assert [(c.args["gpu_memory_gib"], c.args["num_gpus"]) for c in calls] == [(40.0, 2)]
+    every = calls_for(ctx_for("is an A100 enough for LoRA on Qwen2.5 7B?", "en", catalog), [])
+    assert [c.args["gpu_memory_gib"] for c in every] == [40.0, 80.0]
+
+
+def test_folded_messages_keep_the_rules_of_each_turn(catalog: Catalog) -> None:
+    """The policy without a planned turn folds the history turn by turn: a general question's
+    topic sets nothing in the job, as in the conversation itself."""
+    from assistant.agent.turn import fold_messages
+
+    history = [
+        HumanMessage("QLoRA on Llama 3.1 8B, 100M tokens"),
+        AIMessage("..."),
+        HumanMessage("does gradient checkpointing slow training down a lot?"),
+        AIMessage("..."),
+        HumanMessage("and with a sequence length of 4096?"),
+    ]
+    ctx = fold_messages(history, catalog)
+    assert ctx.prior.gradient_checkpointing is None and ctx.state.gradient_checkpointing is None
+    assert (ctx.state.method, ctx.state.seq_len) == ("qlora", 4096)

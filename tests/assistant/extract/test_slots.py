@@ -424,3 +424,84 @@ def test_one_refused_value_keeps_the_others() -> None:
     assert reading.update.seq_len == 4096 and reading.update.method == "lora"
     assert [r.field for r in reading.rejected] == ["tokens", "micro_batch_size"]
     assert extract_slots("lora llama 8b 1e99 tokens seq 4096, batch 2.5", "en") == reading.update
+
+
+PREFERENCES = [
+    ("rather LoRA than QLoRA", "en", "lora"),
+    ("LoRA rather than QLoRA", "en", "lora"),
+    ("plutôt lora que qlora finalement", "fr", "lora"),
+    ("plutot du LoRA que du QLoRA", "fr", "lora"),
+    ("lieber LoRA als QLoRA", "de", "lora"),
+    ("liever lora dan qlora", "nl", "lora"),
+    ("mejor lora que qlora", "es", "lora"),
+    ("rather a full fine-tune than LoRA", "en", "full"),
+]
+
+
+@pytest.mark.parametrize(("text", "lang", "method"), PREFERENCES, ids=[c[0] for c in PREFERENCES])
+def test_the_second_term_of_a_preference_is_set_aside(text: str, lang: str, method: str) -> None:
+    """'rather X than Y' names Y last, yet X is what the user wants (last mention loses)."""
+    assert extract_slots(text, lang).method == method
+
+
+def test_a_preference_word_alone_sets_aside_nothing() -> None:
+    assert extract_slots("je préfère qlora", "fr").method == "qlora"
+    assert extract_slots("better use QLoRA", "en").method == "qlora"
+    assert extract_slots("lieber AWS als GCP", "de").providers == ["aws"]
+
+
+MISSPELT = [
+    ("lora on lamma 3.1 8b", LLAMA_8B),
+    ("lamma3.1-8b-instruct", LLAMA_8B),
+    ("mistrall 7b", MISTRAL_7B),
+    ("mistrl 7b", MISTRAL_7B),  # closer to Mistral than to Mixtral
+    ("gemmma 2 9b", "google/gemma-2-9b"),
+    ("mixtrl 8x7b", MIXTRAL),
+]
+
+
+@pytest.mark.parametrize(("text", "model_id"), MISSPELT, ids=[c[0] for c in MISSPELT])
+def test_a_misspelt_family_word_with_a_size_is_read(text: str, model_id: str) -> None:
+    assert extract_slots(text, "en").model == model_id
+
+
+def test_a_word_near_no_family_or_without_a_size_is_no_model() -> None:
+    assert extract_slots("the lamma is nice", "en").model is None  # no size or version
+    assert extract_slots("queen 7b", "en").model == "7B"  # too far from 'qwen': the size only
+    assert extract_slots("falcon 7b", "en").model == "7B"
+
+
+SPLIT_FULL = [
+    ("kan ik llama 3.2 3b helemaal zelf finetunen?", "nl", "full"),
+    ("ein komplettes Training von Qwen2.5 7B", "de", "full"),
+    ("ich will Mistral 7B vollständig neu trainieren", "de", "full"),
+    ("train the whole thing completely", "en", "full"),
+    ("quiero entrenar el modelo completo", "es", "full"),
+    ("modeli tamamen eğitmek istiyorum", "tr", "full"),
+    ("volledig finetunen of toch lora?", "nl", "lora"),  # the last mention still wins
+    ("lora, not a complete fine-tune", "en", "lora"),
+]
+
+
+@pytest.mark.parametrize(("text", "lang", "method"), SPLIT_FULL, ids=[c[0] for c in SPLIT_FULL])
+def test_a_word_of_completeness_near_a_training_word_is_full(
+    text: str, lang: str, method: str
+) -> None:
+    assert extract_slots(text, lang).method == method
+
+
+def test_training_on_the_whole_dataset_is_no_method() -> None:
+    assert extract_slots("train on the whole dataset for 2 epochs", "en").method is None
+    assert extract_slots("qlora op llama 8b trainen", "nl").method == "qlora"
+
+
+@pytest.mark.parametrize(
+    ("text", "spot"),
+    [("and w/ spot?", "allowed"), ("w/spot is fine", "allowed"), ("lora w/o spot", "never")],
+)
+def test_chat_shorthand_with_and_without(text: str, spot: str) -> None:
+    assert extract_slots(text, "en").spot == spot
+
+
+def test_a_slash_inside_a_name_is_no_shorthand() -> None:
+    assert extract_slots("meta-llama/Llama-3.1-8B", "en").model == "meta-llama/Llama-3.1-8B"

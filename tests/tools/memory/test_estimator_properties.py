@@ -108,16 +108,20 @@ def test_longer_or_bigger_batches_need_more_activations(
 
 
 def modest_sharding(s: dict[str, Any]) -> dict[str, Any]:
-    """At most 8 data-parallel GPUs, no offload, at most 8192 tokens per micro-batch."""
+    """At most 8 data-parallel GPUs, ZeRO-1 at most, no offload, at most 8192 tokens per
+    micro-batch. ZeRO-2 and -3 shard a full fine-tune's gradients as well, which a tiny model's
+    LoRA adapters in fp32 can then outweigh (GPT-2 small, pure bf16, SGD, ZeRO-2 on 8 GPUs, rank
+    27 on every linear layer: LoRA 2 % above full, a real flip found by hypothesis)."""
     tokens = {"micro_batch_size": min(s["micro_batch_size"], 4), "seq_len": min(s["seq_len"], 2048)}
-    return s | {"num_gpus": min(s["num_gpus"], 8), "offload_optimizer": False} | tokens
+    plan = {"num_gpus": min(s["num_gpus"], 8), "zero_stage": min(s["zero_stage"], 1)}
+    return s | plan | {"offload_optimizer": False} | tokens
 
 
 @CONFIG
 @given(setups())
 def test_qlora_le_lora_le_full(s: dict[str, Any]) -> None:
-    """QLoRA <= LoRA <= full, for up to 8 data-parallel GPUs without offload, ranks <= 64,
-    micro-batches up to 8192 tokens and (for the totals) full recomputation.
+    """QLoRA <= LoRA <= full, for up to 8 data-parallel GPUs at ZeRO-1 at most without offload,
+    ranks <= 64, micro-batches up to 8192 tokens and (for the totals) full recomputation.
 
     Outside that regime the order really can flip, and the estimator says so: ZeRO shards a
     full fine-tune's states but not LoRA's fp32 adapters or QLoRA's dequantization buffer,

@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.chat_heldout.run import main
+
+sys.exit(main())
