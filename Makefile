@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run cli test lint format typecheck pytest seed clean
+.PHONY: run serve cli test lint format typecheck pytest seed clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,12 @@ $(STAMP): pyproject.toml
 # The Gradio app on 127.0.0.1:7860 (flags via ARGS, e.g. ARGS="--port 8080 --mcp").
 run: $(STAMP)
 	$(BIN)/python app.py $(ARGS)
+
+# The whole set on this machine: N app workers behind nginx, one Chroma server, one data folder
+# (deploy/serve.py; needs nginx: apt-get install nginx). Ctrl-C stops all of it. Ports and
+# worker count: ARGS="--workers 2 --port 7860" or GPU_ADVISOR_WORKERS, GPU_ADVISOR_PORT, ...
+serve: $(STAMP)
+	$(BIN)/python -m deploy.serve $(ARGS)
 
 # The command line, e.g. make cli ARGS="estimate --model llama-3.1-8b --method qlora".
 cli: $(STAMP)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from knowledge.config import KnowledgeConfig
-from knowledge.retrieval import Passage
+from knowledge.retrieval.passages import Passage
 
 if TYPE_CHECKING:
     from knowledge.base import KnowledgeBase

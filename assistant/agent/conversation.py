@@ -81,6 +81,11 @@ class Session(BaseModel):
     language: str | None = Field(default=None, description="language of the last answer")
     state: JobSpec = Field(default_factory=JobSpec)
     history: list[HistoryItem] = Field(default_factory=list)
+    last_intent: str | None = Field(
+        default=None,
+        description="intent of the last message that was not an amendment (the question an"
+        " elliptic follow-up repeats)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -196,7 +201,8 @@ class Assistant:
             return
         collected: list[Event] = []
         try:
-            ctx = plan_turn(session.state, message, lang, self.resources.catalog())
+            catalog = self.resources.catalog()
+            ctx = plan_turn(session.state, message, lang, catalog, session.last_intent)
             for event in self._graph_events(ctx, session, message):
                 collected.append(event)
                 yield event
@@ -364,3 +370,5 @@ def _remember(session: Session, message: str, result: TurnResult, state: JobSpec
     )
     session.state = state
     session.language = result.language
+    if result.intent != "amend":  # an amendment changes the job, the question stays open
+        session.last_intent = result.intent

@@ -34,6 +34,7 @@ from assistant.agent.tool_args import ESTIMATE_FIELDS, RANK_FIELDS
 from assistant.agent.tool_results import KnowledgeResult
 from assistant.answers import compose
 from assistant.extract import (
+    TOPIC_FIELDS,
     Intent,
     QuestionKind,
     RejectedSlot,
@@ -100,22 +101,17 @@ _NOT_FILTERS: dict[str, tuple[str, ...]] = {
 }
 
 
-# What a general question names as its topic, not as a setting of the job: "does gradient
-# checkpointing slow training down?", "what does QLoRA save?", "is 8-bit Adam worth it?".
-_TOPICS = (
-    "method", "precision", "optimizer", "gradient_checkpointing", "spot", "zero_stage",
-    "sharding", "offload_optimizer", "attention", "engine", "qlora_double_quant",
-)  # fmt: skip
-
-
-def plan_turn(prior: JobSpec, text: str, lang: str, catalog: Catalog | None) -> TurnContext:
-    """Route one user message, fold what it says into the job state and resolve the job it now
-    describes (leniently: a value the tools reject is dropped with a notice and its default)."""
+def plan_turn(
+    prior: JobSpec, text: str, lang: str, catalog: Catalog | None, previous: str | None = None
+) -> TurnContext:
+    """Route one user message (`previous`: the intent of the conversation's previous message),
+    fold what it says into the job state and resolve the job it now describes (leniently: a
+    value the tools reject is dropped with a notice and its default)."""
     update, rejected = read_slots(text, lang)
-    routed = route_intent(text, lang, prior, update)
+    routed = route_intent(text, lang, prior, update, previous)
     dropped = _NOT_FILTERS.get(routed.intent, ())
     if routed.intent == "guidance" and routed.cues.kind != "mixed":
-        dropped = _TOPICS
+        dropped = TOPIC_FIELDS
     kept = update.model_copy(update=dict.fromkeys(dropped))
     state = apply_update(prior, kept)
     base = {

@@ -13,12 +13,13 @@ compiled once, on first use.
 
 from __future__ import annotations
 
-from assistant.extract.intent import QuestionKind, classify_intent
+from assistant.extract.intent import TOPIC_FIELDS, QuestionKind, classify_intent
 from assistant.extract.routing import INTENTS, Intent, Routed, route_intent
 from assistant.extract.slots import RejectedSlot, SlotReading, extract_slots, read_slots
 
 __all__ = [
     "INTENTS",
+    "TOPIC_FIELDS",
     "Intent",
     "QuestionKind",
     "RejectedSlot",

@@ -40,6 +40,20 @@ _SPECIFIC = ("model", "tokens", "samples", "max_price_per_hour", "budget", "dead
              "num_gpus", "max_vram_gib")  # fmt: skip
 
 
+# Fields a general question names as its topic rather than setting them: "what does QLoRA
+# save?", "does gradient checkpointing slow training down?", "is 8-bit Adam worth it?".
+TOPIC_FIELDS = (
+    "method", "precision", "optimizer", "gradient_checkpointing", "spot", "zero_stage",
+    "sharding", "offload_optimizer", "attention", "engine", "qlora_double_quant",
+)  # fmt: skip
+
+
+def names_only_topics(update: JobUpdate) -> bool:
+    """Whether the message sets something and all of it could be a question's topic."""
+    given = update.given()
+    return bool(given) and not update.clear and set(given) <= set(TOPIC_FIELDS)
+
+
 @dataclass(frozen=True)
 class _Cues:
     concept: re.Pattern[str]
@@ -52,6 +66,7 @@ class _Cues:
     modal: re.Pattern[str]
     domain: re.Pattern[str]
     particle: re.Pattern[str]
+    hypothetical: re.Pattern[str]
 
     def asks(self, folded: str) -> bool:
         """Whether the text asks something: an interrogative, a clause-final question
@@ -85,6 +100,7 @@ def _cues() -> _Cues:
         modal=re.compile(f"{modal}|(?<!\\w)(?!teme)\\w{{2,}}?(?:{suffixes or '(?!)'})(?!\\w)"),
         domain=compile_("domain"),
         particle=re.compile(f"{particles}(?=\\s*(?:[?.!,;]|$))"),
+        hypothetical=compile_("hypothetical"),
     )
 
 
@@ -98,9 +114,13 @@ def classify_intent(
     cues = _cues()
     specific = any(getattr(update, slot) is not None for slot in _SPECIFIC)
     has_job = state.model is not None
-    about_state = has_job and bool(
-        cues.own_job.search(folded) or cues.amend.search(folded) or not update.is_empty()
+    # A question that only names techniques ("how much VRAM does QLoRA save?") asks about them;
+    # it changes the job only when it says so ("and with QLoRA?", "my run").
+    topic_question = (cues.asks(folded) or bool(cues.quantity.search(folded))) and not (
+        cues.hypothetical.search(folded)
     )
+    sets = not update.is_empty() and not (names_only_topics(update) and topic_question)
+    about_state = has_job and bool(cues.own_job.search(folded) or cues.amend.search(folded) or sets)
     # "Which GPU should I rent ...?" asks for a recommendation: a job, whatever else it says.
     recommend = bool(cues.recommend.search(folded))
     if cues.concept.search(folded) and not recommend:

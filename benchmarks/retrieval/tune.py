@@ -25,9 +25,9 @@ from benchmarks.retrieval.run import (
     open_system,
 )
 from knowledge.base import DENSE_SYSTEMS, KnowledgeBase
-from knowledge.chunking import DEFAULT_MAX_WORDS
+from knowledge.documents.chunking import DEFAULT_MAX_WORDS
 from knowledge.langid import detect_language
-from knowledge.retrieval import FusionParams, fuse, pick_passages
+from knowledge.retrieval.fusion import FusionParams, fuse, pick_passages
 
 SYSTEMS = (*DENSE_SYSTEMS, "bm25")
 GRID = {

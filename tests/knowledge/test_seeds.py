@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from knowledge.base import KnowledgeBase
-from knowledge.chunking import chunk_text_file, source_files
 from knowledge.config import KnowledgeConfig
+from knowledge.documents.chunking import chunk_text_file, source_files
 from knowledge.langid import detect_language
 
 

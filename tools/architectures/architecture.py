@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ArchKind = Literal["decoder", "encoder", "encoder-decoder"]
 NormKind = Literal["rmsnorm", "layernorm"]
+QKNormSpan = Literal["head", "all_heads"]
 
 
 class LinearModule(BaseModel):
@@ -102,7 +103,15 @@ class ModelArch(BaseModel):
     )
     qk_rope_head_dim: int = Field(default=0, ge=0, description="MLA: rotary part of head_dim")
     v_head_dim: int = Field(default=0, ge=0, description="MLA: value head width")
-    qk_norm: bool = Field(default=False, description="Qwen3: RMSNorm over each q and k head")
+    qk_norm: bool = Field(
+        default=False, description="RMSNorm over the queries and keys (Qwen3, Gemma 3, OLMo 2)"
+    )
+    qk_norm_span: QKNormSpan = Field(
+        default="head",
+        description="what one q/k norm weight spans: 'head', one head_dim-wide weight shared by "
+        "every head (Qwen3, Gemma 3); 'all_heads', one weight over the concatenated heads, "
+        "q_dim and kv_dim wide (OLMo 2's q_norm / k_norm)",
+    )
     fused_qkv: bool = Field(
         default=False,
         description="q, k and v are slices of one linear layer, as litgpt's GPT builds them "
@@ -112,7 +121,7 @@ class ModelArch(BaseModel):
     o_bias: bool = False
     mlp_bias: bool = False
     norm: NormKind
-    norms_per_layer: int = Field(default=2, ge=0, description="per (encoder) layer; Gemma 2: 4")
+    norms_per_layer: int = Field(default=2, ge=0, description="per (encoder) layer; Gemma 2/3: 4")
     final_norm: bool = Field(default=True, description="a norm after the last layer (per stack)")
     embedding_norm: bool = Field(default=False, description="a norm after the embeddings (BERT)")
     learned_positions: bool = Field(default=False, description="max_position x hidden table")
@@ -143,6 +152,8 @@ class ModelArch(BaseModel):
             raise ValueError(f"dense_layers ({self.dense_layers}) must leave a MoE layer")
         if self.dense_layers and not self.dense_intermediate_size:
             raise ValueError("dense_layers need dense_intermediate_size")
+        if self.qk_norm_span != "head" and not self.qk_norm:
+            raise ValueError("qk_norm_span needs qk_norm")
         if self.kv_lora_rank and not (self.v_head_dim and self.qk_rope_head_dim < self.head_dim):
             raise ValueError("MLA needs v_head_dim and a qk_rope_head_dim below head_dim")
         return self
@@ -288,9 +299,14 @@ class ModelArch(BaseModel):
         return norms * per_norm + self.inner_norm_params()
 
     def inner_norm_params(self) -> int:
-        """Norms narrower than the hidden size: Qwen3's q/k head norms (head_dim each) and
-        MLA's latent norms (q_lora_rank, kv_lora_rank), all layers."""
-        per_layer = 2 * self.head_dim if self.qk_norm else 0
+        """Norms of other widths than the hidden size, all layers: the q/k norms (Qwen3 and
+        Gemma 3: head_dim each; OLMo 2: q_dim and kv_dim) and MLA's latent norms (q_lora_rank,
+        kv_lora_rank)."""
+        per_layer = 0
+        if self.qk_norm and self.qk_norm_span == "head":
+            per_layer = 2 * self.head_dim
+        elif self.qk_norm:
+            per_layer = self.q_dim + self.kv_dim
         if self.is_mla:
             per_layer += self.q_lora_rank + self.kv_lora_rank
         return per_layer * self.num_layers

@@ -44,6 +44,8 @@ _DECODERS: dict[str, tuple[str, bool, int, bool]] = {
     "qwen3_moe": ("qwen3_moe", False, 2, False),
     "deepseek_v2": ("deepseek_v2", False, 2, False),
     "deepseek_v3": ("deepseek_v3", False, 2, False),
+    "gemma3_text": ("gemma3_text", True, 4, False),
+    "olmo2": ("olmo2", False, 2, False),
 }
 SUPPORTED_MODEL_TYPES = (*_DECODERS, "gpt2", "bert", "t5")
 
@@ -92,10 +94,18 @@ def _read_decoder(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:
         "mlp_bias": bool(cfg.get("mlp_bias", False)),
         "norm": "rmsnorm",
         "norms_per_layer": norms,
-        "qk_norm": model_type in ("qwen3", "qwen3_moe"),
+        **_qk_norm_fields(model_type),
         **_moe_fields(cfg, model_type),
         **_mla_fields(cfg, model_type),
     }
+
+
+def _qk_norm_fields(model_type: str) -> dict[str, Any]:
+    """Query/key RMSNorms: Qwen3, Qwen3-MoE and Gemma 3 norm each head (one head_dim weight);
+    OLMo 2 norms the concatenated heads (Olmo2Attention.q_norm is q_dim wide, k_norm kv_dim)."""
+    if model_type == "olmo2":
+        return {"qk_norm": True, "qk_norm_span": "all_heads"}
+    return {"qk_norm": model_type in ("qwen3", "qwen3_moe", "gemma3_text")}
 
 
 def _moe_fields(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:

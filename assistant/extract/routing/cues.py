@@ -20,8 +20,9 @@ from tools.job import JobSpec, JobUpdate
 __all__ = ["Cues", "read_cues"]
 
 _CATEGORIES = ("why", "against", "not", "compare", "fit", "own", "serve", "train", "greet",
-               "ask_time", "ask_cost")  # fmt: skip
+               "ask_time", "ask_cost", "follow")  # fmt: skip
 _WHY_REACH = 40  # characters after "why" where a negation makes it "why not"
+_OPENING = " \t\n¿¡\"'(-."  # stripped before the opening words of a follow-up
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 # Fields that describe the job itself (an amendment changes one of them).
 _JOB_FIELDS = ("model", "method", "precision", "optimizer", "lora_rank", "micro_batch_size",
@@ -52,6 +53,8 @@ class Cues:
     new_model: bool  # the message names a model other than the conversation's
     vram: bool  # the message states a memory size per GPU
     kind: QuestionKind  # the question's kind by its wording (`classify_intent`)
+    follows: bool = False  # opens like an elliptic follow-up: "and on an A100?", "¿y con una L4?"
+    previous: str | None = None  # the intent of the conversation's previous message
 
 
 @cache
@@ -76,8 +79,11 @@ def _why_not(folded: str, found: dict[str, re.Pattern[str]]) -> bool:
     return False
 
 
-def read_cues(text: str, lang: str, state: JobSpec, update: JobUpdate) -> Cues:
-    """The cues of `text` (in `lang`) in a conversation whose job is `state`."""
+def read_cues(
+    text: str, lang: str, state: JobSpec, update: JobUpdate, previous: str | None = None
+) -> Cues:
+    """The cues of `text` (in `lang`) in a conversation whose job is `state` and whose previous
+    message had the intent `previous`."""
     folded = fold(text)
     found = _phrases()
     has = lambda name: bool(found[name].search(folded))  # noqa: E731
@@ -104,4 +110,6 @@ def read_cues(text: str, lang: str, state: JobSpec, update: JobUpdate) -> Cues:
         new_model=model is not None and model != state.model_label(),
         vram=update.max_vram_gib is not None,
         kind=classify_intent(text, lang, state, update),
+        follows=bool(found["follow"].match(folded.lstrip(_OPENING))),
+        previous=previous,
     )

@@ -11,7 +11,10 @@ then add to or rule out intents, each for a reason a person would give:
   one's own hardware with a GPU or a size ask fit_check; serving and inference words without a
   training word are out of scope; a greeting with nothing else is small talk, and a message
   with no greeting and nothing about training or GPUs leans out of scope;
-- a message that sets job fields amends the conversation's job, or describes a new one.
+- a message that sets job fields amends the conversation's job, or describes a new one;
+- a short message that opens like a follow-up ("and on an A100 40GB?", "¿y con una L4?") and
+  names no other model asks the previous message's question again about what it names, when
+  that question was a fit check, a comparison or a "why not".
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ DECIDES = 0.15
 TIPS = 0.06
 NUDGES = 0.03
 _SHORT = 6  # words: a greeting with more than this says something else too
+_ELLIPTIC = 9  # words: a follow-up longer than this says what it asks
+# Questions an elliptic follow-up repeats about what it names.
+_REPEATABLE: tuple[Intent, ...] = ("fit_check", "compare", "why_not")
 
 
 @dataclass(frozen=True)
@@ -70,10 +76,12 @@ def similarities(text: str) -> dict[str, float]:
     return by_intent
 
 
-def route_intent(text: str, lang: str, state: JobSpec, update: JobUpdate) -> Routed:
-    """The intent of `text` (in `lang`) given the conversation's job `state` and what the
-    message sets (`update`, from `extract_slots`)."""
-    cues = read_cues(text, lang, state, update)
+def route_intent(
+    text: str, lang: str, state: JobSpec, update: JobUpdate, previous: str | None = None
+) -> Routed:
+    """The intent of `text` (in `lang`) given the conversation's job `state`, what the message
+    sets (`update`, from `extract_slots`) and the intent of the previous message (`previous`)."""
+    cues = read_cues(text, lang, state, update, previous)
     sims = similarities(text)
     score = dict(sims)
     reasons: list[str] = []
@@ -123,10 +131,13 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("small_talk", TIPS, "a greeting or thanks alone"))
     if _about_nothing_covered(c):
         weights.append(("out_of_scope", NUDGES, "no greeting, nothing about training or GPUs"))
-    if c.has_job and c.sets_job:
+    if c.has_job and c.sets_job and c.kind != "guidance":  # guidance: what it names is a topic
         weights.append(("amend", TIPS, "changes the conversation's job"))
     elif c.sets_job and not (c.question or c.fit_words or _compares(c)):
         weights.append(("job", TIPS, "describes a job"))
+    repeated = next((i for i in _REPEATABLE if i == c.previous), None)
+    if repeated is not None and c.follows and c.words <= _ELLIPTIC and not c.new_model:
+        weights.append((repeated, DECIDES, "an elliptic follow-up to the previous question"))
     if c.kind in ("guidance", "mixed") and not (c.why_not or c.fit_words):
         weights.append(("guidance", TIPS, "asks about a concept"))
     if c.has_job and (c.asks_time or c.asks_cost):

@@ -67,6 +67,24 @@ def test_the_session_remembers_the_job(assistant: Assistant) -> None:
     assert result.tool_calls[0].args["method"] == "full"
 
 
+def test_an_elliptic_follow_up_repeats_the_fit_check_and_survives_a_file(
+    assistant: Assistant, tmp_path: Path
+) -> None:
+    session = Session()
+    first = assistant.respond("Can I fine-tune Llama 3.1 8B with LoRA on an RTX 4090?", session)
+    assert first.result.intent == "fit_check" and session.last_intent == "fit_check"
+    path = tmp_path / "session.json"
+    session.save(path)
+    again = Session.load(path)
+    assert again.last_intent == "fit_check"
+    result = assistant.respond("and on an A100 40GB?", again).result
+    assert result.intent == "fit_check", "the follow-up asks the same question of another GPU"
+    assert result.state["model"] == "meta-llama/Llama-3.1-8B" and result.state.get("gpus") is None
+    changed = assistant.respond("and with full fine-tuning?", again).result
+    assert changed.intent == "amend" and again.last_intent == "fit_check", "the question stays"
+    assert assistant.respond("and on an H100?", again).result.intent == "fit_check"
+
+
 def test_sessions_survive_a_round_trip_through_a_file(assistant: Assistant, tmp_path: Path) -> None:
     path = tmp_path / "conv" / "session.json"
     session = Session.load(path)

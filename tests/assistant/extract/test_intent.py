@@ -199,3 +199,29 @@ FOLLOW_UPS = [("en", "only spot?"), ("tr", "sadece spot?"), ("de", "nur Spot?"),
 def test_amending_follow_ups_stay_jobs(lang: str, text: str) -> None:
     got = classify_intent(text, lang, JOB)
     assert got == "job", f"{text!r} ({lang}) with a job in the state: got {got}"
+
+
+# A question that only names a technique asks about it, even with a job in the conversation;
+# with a word of "under this setting" it asks about the job so changed.
+TECHNIQUE_QUESTIONS = [
+    ("en", "How much VRAM does QLoRA save?"), ("nl", "Hoeveel VRAM bespaart QLoRA?"),
+    ("fr", "Combien de VRAM QLoRA économise-t-il ?"), ("tr", "QLoRA ne kadar VRAM kazandırır?"),
+    ("de", "Wie viel VRAM spart QLoRA?"), ("es", "¿Cuánta VRAM ahorra QLoRA?"),
+]  # fmt: skip
+UNDER_A_SETTING = [
+    ("en", "how long with 8-bit adam?"), ("nl", "hoe lang met QLoRA?"),
+    ("fr", "combien de temps avec QLoRA ?"), ("tr", "QLoRA ile ne kadar sürer?"),
+    ("de", "wie lange mit QLoRA?"), ("es", "¿cuánto tiempo con QLoRA?"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lang", "text"), TECHNIQUE_QUESTIONS)
+def test_a_question_about_a_technique_is_guidance_with_a_job_in_the_state(
+    lang: str, text: str
+) -> None:
+    assert classify_intent(text, lang, JOB) == "guidance"
+
+
+@pytest.mark.parametrize(("lang", "text"), UNDER_A_SETTING)
+def test_a_question_under_another_setting_is_about_the_job(lang: str, text: str) -> None:
+    assert classify_intent(text, lang, JOB) == "job"

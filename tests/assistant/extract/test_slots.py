@@ -316,7 +316,12 @@ MODEL_NAMES: list[tuple[str, str]] = [
     ("Mixtral 8x7B", MIXTRAL),
     ("Llama 2 13B", "meta-llama/Llama-2-13b-hf"),
     ("Llama 70B", "meta-llama/Llama-3.3-70B-Instruct"),  # no exact name: the newest Llama 70B
-    ("Qwen 14B", QWEN_14B),
+    ("Qwen 14B", "Qwen/Qwen3-14B"),  # no exact name: the newest Qwen 14B (Qwen3 since issue 11)
+    ("qwen3 8b", "Qwen/Qwen3-8B"),
+    ("Phi-4", "microsoft/phi-4"),
+    ("mistral nemo", "mistralai/Mistral-Nemo-Base-2407"),
+    ("SmolLM2 1.7B", "HuggingFaceTB/SmolLM2-1.7B"),
+    ("OLMo 2 7B", "allenai/OLMo-2-1124-7B"),
     ("Gemma 2 9B", "google/gemma-2-9b"),
     ("GPT-2 XL", "openai-community/gpt2-xl"),
     ("LLAMA 3.1 405B", "meta-llama/Llama-3.1-405B"),

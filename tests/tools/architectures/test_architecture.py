@@ -59,7 +59,30 @@ EXPECTED_TOTALS = [
     ("google-t5/t5-base", 222_903_552, "shapes"),
     ("google-t5/t5-large", 737_668_096, "shapes"),
     ("google-t5/t5-3b", 2_851_598_336, "shapes"),
-]
+    # Added for issue 11. "published": a figure found for the checkpoint or for a checkpoint
+    # of the same weights' shapes; every row is also checked against transformers below.
+    ("Qwen/Qwen3-0.6B", 596_049_920, "shapes; published: 596,049,920 (Keras Hub preset)"),
+    ("Qwen/Qwen3-1.7B", 1_720_574_976, "shapes; published: 1.72B (Keras Hub preset)"),
+    ("Qwen/Qwen3-4B", 4_022_468_096, "shapes; model name: 4B"),
+    ("Qwen/Qwen3-8B", 8_190_735_360, "shapes; model name: 8B"),
+    ("Qwen/Qwen3-14B", 14_768_307_200, "shapes; model name: 14B"),
+    ("Qwen/Qwen3-32B", 32_762_123_264, "shapes; model name: 32B"),
+    ("Qwen/Qwen3-Coder-30B-A3B-Instruct", 30_532_122_624,
+     "shapes; published: safetensors index total_size 61,064,245,248 bytes in bf16; model card "
+     "30.5B total, 3.3B active"),
+    ("google/gemma-3-1b-pt", 999_885_952, "shapes; published: 999,885,952 (Keras Hub preset)"),
+    ("microsoft/Phi-3.5-mini-instruct", 3_821_079_552,
+     "shapes; published: 3,821,079,552 for Phi-3 mini (Keras Hub), the same shapes"),
+    ("microsoft/phi-4", 14_659_507_200, "shapes; model card: 14B"),
+    ("mistralai/Mistral-Nemo-Base-2407", 12_247_782_400, "shapes; model name: 12B"),
+    ("mistralai/Mistral-Small-24B-Base-2501", 23_572_403_200,
+     "shapes; published: 23,572,403,200 text parameters of Mistral-Small-3.2-24B, same text dims"),
+    ("allenai/OLMo-2-1124-7B", 7_298_617_344, "safetensors total 7,298,617,344"),
+    ("allenai/OLMo-2-1124-13B", 13_716_198_400, "safetensors total 13,716,198,400"),
+    ("HuggingFaceTB/SmolLM2-135M", 134_515_008, "shapes; model name: 135M"),
+    ("HuggingFaceTB/SmolLM2-360M", 361_821_120, "shapes; model name: 360M"),
+    ("HuggingFaceTB/SmolLM2-1.7B", 1_711_376_384, "shapes; model name: 1.7B"),
+]  # fmt: skip
 
 
 def test_every_builtin_model_has_an_expected_count() -> None:
@@ -146,6 +169,26 @@ def test_qwen_biases_only_on_qkv() -> None:
     assert [modules[n].bias for n in ("q_proj", "k_proj", "v_proj", "o_proj", "up_proj")] == [
         True, True, True, False, False,
     ], "Qwen2 has q/k/v biases only"  # fmt: skip
+
+
+def test_qk_norms_per_head_and_over_all_heads() -> None:
+    """Qwen3 and Gemma 3 share one head_dim-wide q and k weight across heads; OLMo 2 norms the
+    concatenated heads (q_dim and kv_dim wide), as Olmo2Attention builds them."""
+    qwen3 = lookup_model("Qwen/Qwen3-8B")
+    assert qwen3.inner_norm_params() == 36 * 2 * 128, "two head_dim norms per layer"
+    gemma3 = lookup_model("google/gemma-3-1b-pt")
+    assert gemma3.inner_norm_params() == 26 * 2 * 256, "Gemma 3: head_dim 256"
+    assert gemma3.norm_params() == (26 * 4 + 1) * 1152 + 26 * 2 * 256, "four per layer + final"
+    olmo = lookup_model("allenai/OLMo-2-1124-7B")
+    assert olmo.inner_norm_params() == 32 * (4096 + 4096), "q_norm 32x128, k_norm 32x128 wide"
+    assert olmo.norm_params() == (32 * 2 + 1) * 4096 + 32 * 8192, "two hidden norms per layer"
+    per_head = olmo.model_copy(update={"qk_norm_span": "head"})
+    assert per_head.total_params() == olmo.total_params() - 32 * (8192 - 256), "span matters"
+
+
+def test_qk_norm_span_needs_qk_norm() -> None:
+    with pytest.raises(ValidationError, match="qk_norm_span needs qk_norm"):
+        _arch(qk_norm_span="all_heads")
 
 
 def test_linear_module_param_count() -> None:

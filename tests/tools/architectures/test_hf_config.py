@@ -201,6 +201,48 @@ _REGISTRY = {
 }
 
 
+# Dense configs with q/k norms, keys as in the published config.json files (tie_word_embeddings
+# left out where the file leaves it out: Gemma3TextConfig ties by default, Olmo2Config does not).
+QK_NORM_CONFIGS = [
+    (
+        {
+            "model_type": "olmo2", "hidden_size": 5120, "intermediate_size": 13824,
+            "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 40,
+            "vocab_size": 100352, "max_position_embeddings": 4096, "attention_bias": False,
+            "tie_word_embeddings": False,
+        },
+        "allenai/OLMo-2-1124-13B", 13_716_198_400,
+    ),
+    (
+        {
+            "model_type": "gemma3_text", "hidden_size": 1152, "intermediate_size": 6912,
+            "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1,
+            "head_dim": 256, "vocab_size": 262144, "max_position_embeddings": 32768,
+            "sliding_window": 512, "sliding_window_pattern": 6, "attention_bias": False,
+        },
+        "google/gemma-3-1b-pt", 999_885_952,
+    ),
+    (
+        {
+            "model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288,
+            "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8,
+            "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960,
+            "tie_word_embeddings": False, "attention_bias": False,
+        },
+        "Qwen/Qwen3-8B", 8_190_735_360,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("config", "model_id", "total"), QK_NORM_CONFIGS,
+                         ids=[c["model_type"] for c, _, _ in QK_NORM_CONFIGS])  # fmt: skip
+def test_qk_norm_configs(tmp_path: Path, config: dict[str, Any], model_id: str, total: int) -> None:
+    arch = model_from_hf_config(_write(tmp_path, config))
+    assert arch.qk_norm, f"{config['model_type']}: q/k norms read"
+    assert arch.total_params() == total, f"{config['model_type']}: {arch.total_params():,}"
+    assert _dims(arch) == _dims(lookup_model(model_id)), f"{model_id}: the registry's dimensions"
+
+
 def test_qwen2_moe_sparse_step_and_dense_layers(tmp_path: Path) -> None:
     """decoder_sparse_step 2 and mlp_only_layers [0]: layers 1, 3, 5 are MoE, the rest dense."""
     config = {**MOE_CONFIGS[0][0], "num_hidden_layers": 6, "decoder_sparse_step": 2,

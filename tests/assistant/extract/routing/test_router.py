@@ -51,3 +51,60 @@ def test_a_job_word_is_never_pushed_out_of_scope() -> None:
 def test_known_gap_an_off_topic_recommendation() -> None:
     text = "qué película me recomiendas para esta noche?"
     assert route_intent(text, "es", JobSpec(), extract_slots(text, "es")).intent == "out_of_scope"
+
+
+# --------------------------------------------------------------------- elliptic follow-ups
+
+JOB = JobSpec(model="meta-llama/Llama-3.1-8B", method="lora")
+FOLLOW_UPS = [
+    ("en", "fit_check", "and on an A100 40GB?"),
+    ("nl", "fit_check", "en op een L40S?"),
+    ("fr", "fit_check", "et avec une RTX 3090 ?"),
+    ("tr", "fit_check", "peki bir L4 ile?"),
+    ("de", "fit_check", "und mit einer A10G?"),
+    ("es", "fit_check", "¿y con una A100 de 40GB?"),
+    ("en", "why_not", "what about lambda?"),
+]
+
+
+def _route(text: str, lang: str, previous: str | None) -> str:
+    return route_intent(text, lang, JOB, extract_slots(text, lang), previous).intent
+
+
+@pytest.mark.parametrize(("lang", "previous", "text"), FOLLOW_UPS)
+def test_an_elliptic_follow_up_asks_the_previous_question_again(
+    lang: str, previous: str, text: str
+) -> None:
+    assert _route(text, lang, previous) == previous
+    routed = route_intent(text, lang, JOB, extract_slots(text, lang), previous)
+    assert "an elliptic follow-up to the previous question" in " ".join(routed.reasons)
+
+
+@pytest.mark.parametrize(("lang", "previous", "text"), FOLLOW_UPS)
+def test_the_same_words_after_a_job_answer_are_not_repeated(
+    lang: str, previous: str, text: str
+) -> None:
+    routed = route_intent(text, lang, JOB, extract_slots(text, lang), "job")
+    assert not any("elliptic" in r for r in routed.reasons)
+
+
+def test_a_follow_up_that_says_what_it_asks_or_names_another_model_is_routed_on_its_own() -> None:
+    long = "and on an A100 40GB, which provider would be the cheapest for the whole run then?"
+    assert not any("elliptic" in r for r in route_intent(
+        long, "en", JOB, extract_slots(long, "en"), "fit_check").reasons)  # fmt: skip
+    other = "and Qwen2.5 7B on an A100?"
+    assert not any("elliptic" in r for r in route_intent(
+        other, "en", JOB, extract_slots(other, "en"), "fit_check").reasons)  # fmt: skip
+    needs_two = "and the H100?"  # a comparison needs two GPUs: ruled out, whatever came before
+    assert _route(needs_two, "en", "compare") != "compare"
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [("en", "How much VRAM does QLoRA save?"), ("nl", "Hoeveel VRAM bespaart QLoRA?"),
+     ("es", "¿Cuánta VRAM ahorra QLoRA?")],
+)  # fmt: skip
+def test_a_question_about_a_technique_does_not_amend_the_job(lang: str, text: str) -> None:
+    routed = route_intent(text, lang, JOB, extract_slots(text, lang))
+    assert routed.intent == "guidance", routed.reasons
+    assert not any(r.startswith("amend +") for r in routed.reasons)

@@ -33,7 +33,7 @@ log = logging.getLogger("knowledge")
 
 Embed = Callable[[list[str]], list[list[float]]]
 
-SEED_DIR = Path(__file__).resolve().parent / "data"
+SEED_DIR = Path(__file__).resolve().parents[1] / "data"
 SEED_GLOB = "embeddings-*.npz"
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 _DIGEST_BYTES = 32

@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from knowledge.chunking import make_chunk
-from knowledge.lexical import COMPOUND_LINKS, CompoundSplitter, LanguageBM25, tokenize
+from knowledge.documents.chunking import make_chunk
+from knowledge.retrieval.compounds import COMPOUND_LINKS, CompoundSplitter
+from knowledge.retrieval.lexical import LanguageBM25
+from knowledge.retrieval.text import tokenize
 
 
 def _chunk(n: int, lang: str, text: str):
@@ -120,7 +122,7 @@ def test_dutch_compound_in_query_meets_compound_in_passage() -> None:
 
 def test_compounds_are_split_for_dutch_and_german_only() -> None:
     splitter = CompoundSplitter(Counter({"spot": 3, "preis": 3}), ("",))
-    assert tokenize("Spotpreis", "de", splitter) == ["spotpreis", "spot", "preis"]
+    assert tokenize("Spotpreis", "de", splitter.parts) == ["spotpreis", "spot", "preis"]
     assert set(COMPOUND_LINKS) == {"nl", "de"}, "only Dutch and German write compounds as one word"
 
 

@@ -236,6 +236,6 @@ def bound_session(client: Any, connect_s: float, read_s: float) -> None:
     if not isinstance(session, httpx.Client):
         raise RuntimeError(
             "chromadb's HttpClient no longer keeps an httpx session at client._server._session; "
-            "knowledge/chroma.py must learn where to set its timeouts"
+            "knowledge/index/chroma.py must learn where to set its timeouts"
         )
     session.timeout = httpx.Timeout(read_s, connect=connect_s)

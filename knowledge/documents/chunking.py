@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.documents import Entry, split_front_matter
+from knowledge.documents.entries import Entry, split_front_matter
 
 # Bump when the chunk text recipe changes: it is part of every chunk hash, so indexes rebuild.
 CHUNKER_VERSION = 3

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from knowledge.chunking import Chunk, make_chunk
-from knowledge.retrieval import FusionParams, Passage, fuse, group_ranks, pick_passages
+from knowledge.documents.chunking import Chunk, make_chunk
+from knowledge.retrieval.fusion import FusionParams, fuse, group_ranks, pick_passages
+from knowledge.retrieval.passages import Passage
 
 
 def _chunk(topic: str | None, lang: str, n: int = 0) -> Chunk:

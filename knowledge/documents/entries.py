@@ -29,7 +29,7 @@ from tools.languages import LANGUAGES, Language
 
 Kind = Literal["guide", "faq"]
 
-BUILTIN_DOCS_DIR = Path(__file__).resolve().parent / "docs"
+BUILTIN_DOCS_DIR = Path(__file__).resolve().parents[1] / "docs"
 
 # Topic ids this project added on top of ../shared/kb/topics.yaml (which stays the source of the
 # other 36). Every id in both lists must exist in all six languages.

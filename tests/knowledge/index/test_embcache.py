@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.embcache import (
+from knowledge.index.embcache import (
     EmbeddingCache,
     SeedError,
     SeedVectors,

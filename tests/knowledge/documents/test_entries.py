@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.documents import (
+from knowledge.documents.entries import (
     BUILTIN_DOCS_DIR,
     LANGUAGES,
     PROJECT_TOPICS,

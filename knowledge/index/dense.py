@@ -1,7 +1,7 @@
 """The dense half of the hybrid search, kept from ever stalling a search.
 
 `DenseGuard.nearest(index, vector, n, where)` asks Chroma for the chunks nearest to a query
-vector, the call bounded by `chroma_read_timeout_s` (`knowledge.chroma.bounded_call`). When
+vector, the call bounded by `chroma_read_timeout_s` (`knowledge.index.chroma.bounded_call`). When
 Chroma cannot answer (a server that is down, paused or broken; an embedded store that fails or
 could not be opened) it raises `StoreUnavailableError` naming the cause, and for the next
 `retry_s` seconds every call fails at once with the same cause, so a dead server costs one
@@ -19,10 +19,10 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from knowledge.chroma import bounded_call, server_failure
 from knowledge.config import KnowledgeConfig
 from knowledge.errors import IndexCorruptError, StoreUnavailableError
-from knowledge.store import IndexStore, OpenIndex
+from knowledge.index.chroma import bounded_call, server_failure
+from knowledge.index.store import IndexStore, OpenIndex
 from tools.redaction import redact, redact_url
 
 __all__ = ["DENSE_RETRY_S", "DenseGuard"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from knowledge.chunking import (
+from knowledge.documents.chunking import (
     chunk_entry,
     chunk_text_file,
     is_plain_heading,
@@ -15,7 +15,7 @@ from knowledge.chunking import (
     pack_paragraphs,
     split_sections,
 )
-from knowledge.documents import Entry
+from knowledge.documents.entries import Entry
 
 WORD = "word "
 

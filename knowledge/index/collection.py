@@ -8,9 +8,9 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from knowledge.chunking import Chunk
-from knowledge.embcache import Embed
+from knowledge.documents.chunking import Chunk
 from knowledge.errors import IndexCorruptError
+from knowledge.index.embcache import Embed
 
 __all__ = ["ADD_BATCH", "EMBED_BATCH", "ChromaEmbeddingAdapter", "Progress", "embed_into"]
 

@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge.chunking import chunk_entries
 from knowledge.config import KnowledgeConfig
-from knowledge.documents import load_entries
-from knowledge.embcache import SEED_PROBES, text_key, write_seed
+from knowledge.documents.chunking import chunk_entries
+from knowledge.documents.entries import load_entries
 from knowledge.errors import ChromaUnreachableError
-from knowledge.store import (
+from knowledge.index.embcache import SEED_PROBES, text_key, write_seed
+from knowledge.index.store import (
     CHUNKS,
     MANIFEST,
     POINTER,

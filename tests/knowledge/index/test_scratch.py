@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from knowledge.errors import StoreUnavailableError
-from knowledge.scratch import read_only_copy, unwritable_cause
+from knowledge.index.scratch import read_only_copy, unwritable_cause
 
 
 def _store(tmp_path: Path) -> Path:

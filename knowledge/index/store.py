@@ -10,7 +10,7 @@ Layout under `KnowledgeConfig.data_dir`:
     embedding-cache/        vectors per embedder by text hash: rebuilds embed changed texts only
 
 Vectors of the built-in entries also ship with the package (`knowledge/data/`, see
-`knowledge.embcache`), so a first build with a shipped embedder embeds nothing.
+`knowledge.index.embcache`), so a first build with a shipped embedder embeds nothing.
 
 A build goes into a new folder and only becomes current when the pointer is swapped, so a failed
 or interrupted build leaves the previous index in use. Opening checks the pointer, the manifest, the
@@ -45,13 +45,13 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from pydantic import BaseModel, Field, ValidationError
 
-from knowledge.chroma import bounded_call, make_client, server_failure
-from knowledge.chunking import Chunk
-from knowledge.collection import ChromaEmbeddingAdapter, Progress, embed_into
 from knowledge.config import KnowledgeConfig
-from knowledge.embcache import SEED_DIR, EmbeddingCache, SeedVectors
+from knowledge.documents.chunking import Chunk
 from knowledge.errors import IndexCorruptError, StoreUnavailableError
-from knowledge.scratch import read_only_copy
+from knowledge.index.chroma import bounded_call, make_client, server_failure
+from knowledge.index.collection import ChromaEmbeddingAdapter, Progress, embed_into
+from knowledge.index.embcache import SEED_DIR, EmbeddingCache, SeedVectors
+from knowledge.index.scratch import read_only_copy
 from tools.errors import (
     InvalidInputError,
     NotWritableError,
