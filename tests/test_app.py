@@ -23,12 +23,8 @@ import app
 from assistant.agent.conversation import Assistant
 from assistant.agent.tool_args import RANK_FIELDS
 from assistant.settings import Settings
-from assistant.web.feedback import read_feedback
-from assistant.web.form import FORM_FIELDS
 from assistant.web.public_api import PublicApi
-from assistant.web.session import WebSession
 from tests.fakes.app import TinyKnowledge, free_port, make_settings, running_app
-from tools.architectures.architecture import ModelArch
 from tools.catalog.store import load_catalog
 
 
@@ -156,8 +152,9 @@ def test_build_demo_returns_blocks_with_the_tabs(tmp_path: Path) -> None:
     demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
     assert isinstance(demo, gr.Blocks)
     ids = {getattr(block, "elem_id", None) for block in demo.blocks.values()}
-    assert {"chat", "ranked", "excluded", "memory-chart", "launch-yaml", "catalog",
-            "kb-results", "est-chart"} <= ids  # fmt: skip
+    assert {"chat", "ranked", "ranked-more", "excluded", "memory-chart", "cost-chart",
+            "launch-yaml", "catalog", "catalog-more", "kb-results", "est-chart", "est-upload",
+            "ui-lang", "language", "job-form"} <= ids  # fmt: skip
 
 
 def test_launch_options_follow_settings_and_never_show_the_password(tmp_path: Path) -> None:
@@ -178,76 +175,6 @@ def test_flags_override_the_environment(monkeypatch: pytest.MonkeyPatch) -> None
     settings = app.settings_from_args(["--port", "9001", "--mcp"])
     assert (settings.host, settings.port, settings.mcp) == ("0.0.0.0", 9001, True)
     assert app.settings_from_args([]).mcp is False
-
-
-def test_feedback_votes_are_stored_and_taken_back_votes_ignored(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path / "data")
-    ui = app.App(settings, Assistant(settings, knowledge=TinyKnowledge()))
-    web = WebSession(
-        chat=[{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "A"}]
-    )
-    ui.feedback(web, gr.LikeData(None, {"index": 1, "value": "A", "liked": True}))
-    ui.feedback(web, gr.LikeData(None, {"index": 1, "value": "A", "liked": None}))
-    records = read_feedback(tmp_path / "data" / "feedback.jsonl")
-    assert [(r.rating, r.question, r.answer) for r in records] == [("up", "Q?", "A")]
-
-
-def test_an_oversized_config_upload_gives_a_clear_error(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path / "data")
-    ui = app.App(settings, Assistant(settings, knowledge=TinyKnowledge()))
-    big = tmp_path / "config.json"
-    big.write_bytes(b"{" + b" " * 1_000_001 + b"}")
-    with pytest.raises(gr.Error, match="at most 1,000,000 bytes"):
-        ui.upload(WebSession(), str(big))
-
-
-@pytest.mark.slow
-def test_editing_the_form_reruns_the_tools_and_the_chat_continues_from_it(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path / "data")
-    ui = app.App(settings, Assistant(settings, knowledge=TinyKnowledge()))
-    web = WebSession()
-    for _ in ui.respond("LoRA on Llama 3.1 8B, 100M tokens", "en", web):
-        pass
-    assert web.panel.ranking is not None and web.panel.ranking.job.method == "lora"
-    *shown, currency = ui.form_outputs(web)
-    values = dict(zip(FORM_FIELDS, shown, strict=True))
-    assert values["model"] == "meta-llama/Llama-3.1-8B" and values["method"] == "lora"
-    assert currency == "USD"
-    values["method"] = "full"
-    outputs = ui.apply_form(web, *values.values(), currency)
-    assert outputs[0] is web and web.session.state.method == "full", "the chat's job changed"
-    assert web.panel.ranking is not None and web.panel.ranking.job.method == "full"
-    assert web.session.state.precision is None, "untouched defaults stay assumed"
-    for _ in ui.respond("only spot", "en", web):
-        pass
-    assert (web.session.state.method, web.session.state.spot) == ("full", "required")
-    assert web.panel.ranking is not None and web.panel.ranking.job.spot_policy == "required"
-
-
-@pytest.mark.slow
-def test_an_uploaded_config_becomes_the_job_model(tmp_path: Path) -> None:
-    settings = make_settings(tmp_path / "data")
-    ui = app.App(settings, Assistant(settings, knowledge=TinyKnowledge()))
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({
-        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
-        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
-        "vocab_size": 128256, "max_position_embeddings": 131072, "_name_or_path": "my-llama",
-    }), encoding="utf-8")  # fmt: skip
-    web = WebSession()
-    outputs = ui.upload(web, str(config))
-    model = web.session.state.model
-    assert outputs[0] is web and isinstance(model, ModelArch), "the architecture is the model"
-    assert model.total_params() == 8_030_261_248 and web.panel.estimate is not None
-    assert web.panel.estimate.model_name == "my-llama", "estimated with the uploaded dimensions"
-    assert web.panel.notes == [
-        "Model from the uploaded config.json (parameters): my-llama (8,030,261,248)"
-    ]
-    download = outputs[-1]
-    assert isinstance(download, gr.DownloadButton) and download.visible, "a launch spec to save"
-    saved = Path(download.value["path"])
-    assert saved.is_relative_to(tmp_path / "gradio"), "served from Gradio's cache"
-    assert json.loads(saved.read_text(encoding="utf-8"))["model"] == "my-llama"
 
 
 @pytest.mark.slow

@@ -9,6 +9,12 @@ models reject) becomes one `AdvisorToolError`, returned to the model as the tool
 every tool sets `handle_tool_error=True`; its content is JSON naming the field, the value given
 and what is valid. Anything else is a bug and propagates.
 
+A model the user uploaded (a config.json read into the conversation's job, `JobSpec.model` a
+`ModelArch`) is named in tool calls by its name; the job tools and lookup_model read the
+architecture itself from the turn's context (the graph runs with `context=TurnContext`, whose
+`state` is the job), which LangChain hands a tool as its `runtime` argument, hidden from the
+model's schema.
+
 `build_tools(resources)` makes the tool list; `ToolResources` loads the catalog and the knowledge
 base on first use, once.
 """
@@ -20,10 +26,10 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from pydantic import BaseModel, ValidationError
+from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, ToolException
+from pydantic import BaseModel, ValidationError, create_model
 
 from assistant.agent.tool_args import (
     CheckFitArgs,
@@ -126,14 +132,24 @@ class AdvisorToolError(ToolException):
         super().__init__(json.dumps({"error": error_payload(error)}, ensure_ascii=False))
 
 
-def _tool_function(
-    schema: type[ArgsT], run: Callable[[ArgsT], tuple[str, object]]
-) -> Callable[..., tuple[str, object]]:
-    """`run` as a keyword-argument function that reports domain errors as AdvisorToolError."""
+Run = Callable[[Any, ModelArch | None], tuple[str, object]]
 
-    def call(**kwargs: Any) -> tuple[str, object]:
+
+def uploaded_model(runtime: Any) -> ModelArch | None:
+    """The architecture the conversation's job holds (an uploaded config.json), read from a
+    tool's runtime whose context is the turn's context; None without one."""
+    state = getattr(getattr(runtime, "context", None), "state", None)
+    model = getattr(state, "model", None)
+    return model if isinstance(model, ModelArch) else None
+
+
+def _tool_function(schema: type[ArgsT], run: Run) -> Callable[..., tuple[str, object]]:
+    """`run` as a keyword-argument function that reports domain errors as AdvisorToolError;
+    the graph passes the tool runtime as `runtime`."""
+
+    def call(runtime: Any = None, **kwargs: Any) -> tuple[str, object]:
         try:
-            return run(schema.model_validate(kwargs))
+            return run(schema.model_validate(kwargs), uploaded_model(runtime))
         except AdvisorError as exc:
             raise AdvisorToolError(exc) from exc
         except ValidationError as exc:
@@ -142,51 +158,68 @@ def _tool_function(
     return call
 
 
+def _with_runtime(schema: type[BaseModel]) -> type[BaseModel]:
+    """`schema` plus a `runtime` argument the graph fills in (the model never sees it)."""
+    return create_model(
+        schema.__name__,
+        __base__=schema,
+        __doc__=schema.__doc__,
+        runtime=(Annotated[Any, InjectedToolArg], None),
+    )
+
+
 # --------------------------------------------------------------------------- the job
 
 
-def resolve_tool_model(spec: str) -> ModelArch:
-    """The architecture a tool argument names; local files are not read on a model's behalf."""
+def resolve_tool_model(spec: str, uploaded: ModelArch | None = None) -> ModelArch:
+    """The architecture a tool argument names: the uploaded one when the argument is its name
+    (any case), else a registry name or a size; local files are not read on a model's behalf."""
     text = spec.strip()
+    if uploaded is not None and text.casefold() == uploaded.name.casefold():
+        return uploaded
     if text.lower().endswith(".json") or (len(text) < 4096 and Path(text).expanduser().exists()):
         raise InvalidInputError("model", spec, "a model name or a parameter count such as '7B'")
     return resolve_model(text)
 
 
-def tool_job(args: JobArgs) -> JobSpec:
+def tool_job(args: JobArgs, uploaded: ModelArch | None = None) -> JobSpec:
     """The job a tool call describes (omitted fields stay open)."""
     data = args.model_dump(exclude_none=True, exclude={"top"})
     if find_multimodal(args.model.strip()) is None:  # a diffusion or VLM name stays a name
-        data["model"] = resolve_tool_model(args.model)
+        data["model"] = resolve_tool_model(args.model, uploaded)
     return JobSpec.parse(data)
 
 
-def run_estimate_memory(args: JobArgs) -> tuple[str, MemoryEstimate]:
+def run_estimate_memory(
+    args: JobArgs, uploaded: ModelArch | None = None
+) -> tuple[str, MemoryEstimate]:
     """Peak training memory per GPU for the job."""
-    resolved, result = estimate_job(tool_job(args))
+    resolved, result = estimate_job(tool_job(args, uploaded))
     return dumps(estimate_content(result, resolved)), result
 
 
-def run_rank_instances(args: RankArgsBase, catalog: Catalog) -> tuple[str, RankResult]:
+def run_rank_instances(
+    args: RankArgsBase, catalog: Catalog, uploaded: ModelArch | None = None
+) -> tuple[str, RankResult]:
     """The best `ARTIFACT_ROWS` instances that fit the job (best first for the objective), how
     many fit in all, and every excluded instance with its reason."""
     resolved, result = rank_job(
-        tool_job(args), catalog, top=max(args.top, ARTIFACT_ROWS), now=datetime.now(UTC)
+        tool_job(args, uploaded), catalog, top=max(args.top, ARTIFACT_ROWS), now=datetime.now(UTC)
     )
     return dumps(rank_content(result, resolved, args.top)), result
 
 
-def run_check_fit(args: BaseModel) -> tuple[str, FitCheck]:
+def run_check_fit(args: BaseModel, uploaded: ModelArch | None = None) -> tuple[str, FitCheck]:
     """Whether the job fits `num_gpus` GPUs of `gpu_memory_gib` each, and the nearest ways."""
     data = args.model_dump(exclude_none=True, exclude={"gpu_memory_gib"})
     vram = float(getattr(args, "gpu_memory_gib"))  # noqa: B009 - a field of a generated model
-    spec = _fit_spec(data)
+    spec = _fit_spec(data, uploaded)
     result = check_fit(spec, vram, spec.num_gpus or 1)
     return dumps(result.model_dump(mode="json")), result
 
 
-def _fit_spec(data: dict[str, Any]) -> JobSpec:
-    data["model"] = resolve_tool_model(data["model"])
+def _fit_spec(data: dict[str, Any], uploaded: ModelArch | None = None) -> JobSpec:
+    data["model"] = resolve_tool_model(data["model"], uploaded)
     return JobSpec.parse(data)
 
 
@@ -209,8 +242,10 @@ def run_search_knowledge(
     return dumps(content), KnowledgeResult(query=args.query, lang=args.lang, passages=passages)
 
 
-def run_lookup_model(args: LookupModelArgs) -> tuple[str, ModelInfo]:
-    arch = resolve_tool_model(args.name)
+def run_lookup_model(
+    args: LookupModelArgs, uploaded: ModelArch | None = None
+) -> tuple[str, ModelInfo]:
+    arch = resolve_tool_model(args.name, uploaded)
     info = ModelInfo(
         arch=arch,
         total_params=arch.total_params(),
@@ -270,35 +305,33 @@ _DESCRIPTIONS = {
 
 def build_tools(resources: ToolResources) -> list[BaseTool]:
     """The seven tools, in `TOOL_NAMES` order, bound to `resources`."""
-    runs: dict[str, tuple[type[BaseModel], Callable[[Any], tuple[str, object]]]] = {
+    runs: dict[str, tuple[type[BaseModel], Run]] = {
         "estimate_memory": (EstimateMemoryArgs, run_estimate_memory),
         "rank_instances": (
             RankInstancesArgs,
-            lambda args: run_rank_instances(args, resources.catalog()),
+            lambda args, model: run_rank_instances(args, resources.catalog(), model),
         ),
         "search_knowledge": (
             SearchKnowledgeArgs,
-            lambda args: run_search_knowledge(args, resources.knowledge()),
+            lambda args, _model: run_search_knowledge(args, resources.knowledge()),
         ),
         "lookup_model": (LookupModelArgs, run_lookup_model),
-        "lookup_gpu": (LookupGpuArgs, run_lookup_gpu),
+        "lookup_gpu": (LookupGpuArgs, lambda args, _model: run_lookup_gpu(args)),
         "list_instances": (
             ListInstancesArgs,
-            lambda args: run_list_instances(args, resources.catalog()),
+            lambda args, _model: run_list_instances(args, resources.catalog()),
         ),
         "check_fit": (CheckFitArgs, run_check_fit),
     }
     return [_make_tool(name, *runs[name]) for name in TOOL_NAMES]
 
 
-def _make_tool(
-    name: str, schema: type[BaseModel], run: Callable[[Any], tuple[str, object]]
-) -> BaseTool:
+def _make_tool(name: str, schema: type[BaseModel], run: Run) -> BaseTool:
     return StructuredTool.from_function(
         func=_tool_function(schema, run),
         name=name,
         description=_DESCRIPTIONS[name],
-        args_schema=schema,
+        args_schema=_with_runtime(schema),
         response_format="content_and_artifact",
         handle_tool_error=True,
         handle_validation_error=_validation_error_content,

@@ -1,8 +1,11 @@
-"""The memory chart as a self-contained SVG string: no plotting library, nothing fetched.
+"""The Memory estimator tab's chart as a self-contained SVG string: nothing is fetched.
 
-One horizontal bar stacks the per-GPU parts of an estimate (weights, gradients, optimizer state,
-activations, overhead, in GiB); a dashed vertical line marks each candidate GPU's capacity, green
-when the estimate fits under it and red when it does not. Every text is escaped.
+One horizontal bar stacks the per-GPU parts of one estimate (weights, gradients, optimizer state,
+activations, overhead, in GiB); a dashed vertical line marks each GPU the user compares it with,
+green when the estimate fits under it and red when it does not. This is the estimate as set up in
+the tab (its GPU count and sharding); the advisor's panel draws each ranked option's own plan
+instead (`assistant.web.plan_chart`). Figures are written in the interface language; every text
+is escaped.
 """
 
 from __future__ import annotations
@@ -13,10 +16,11 @@ from html import escape
 
 from pydantic import BaseModel, Field
 
+from assistant.answers.parts import Text
+from assistant.web import cells
 from assistant.web.ui_strings import ui_text
 from tools.gpus import find_gpu
 from tools.memory import MemoryEstimate
-from tools.ranking import RankResult
 from tools.units import GIB
 
 PARTS = ("weights", "gradients", "optimizer", "activations", "overhead")
@@ -47,20 +51,19 @@ def _gib(n_bytes: float, digits: int = 1) -> float:
     return round(n_bytes / GIB, digits)
 
 
-def vram_lines(
-    result: RankResult | None, extra_gpus: Sequence[str] = (), top: int = 3
-) -> list[VramLine]:
-    """Capacities to draw: the distinct GPUs of the best `top` ranked options, then `extra_gpus`
-    (names; unknown ones are skipped), largest first, each once."""
+def vram_lines(gpus: Sequence[str], lang: str = "en") -> list[VramLine]:
+    """Capacities to draw for GPU names (unknown ones are skipped), largest first, each once,
+    labelled 'H100-SXM 80 GiB' with the number in `lang`."""
     seen: dict[str, float] = {}
-    for option in (result.ranked if result else [])[:top]:
-        seen.setdefault(option.gpu, _gib(option.vram_per_gpu_bytes))
-    for name in extra_gpus:
+    for name in gpus:
         spec = find_gpu(name)
         if spec is not None:
             seen.setdefault(spec.id, round(spec.vram_gib, 1))
     ordered = sorted(seen.items(), key=lambda item: (-item[1], item[0]))
-    return [VramLine(label=f"{gpu} {gib:g} GiB", gib=gib) for gpu, gib in ordered]
+    return [
+        VramLine(label=f"{gpu} {_fmt(gib, lang)} GiB".replace(" GiB", "\u00a0GiB"), gib=gib)
+        for gpu, gib in ordered
+    ]
 
 
 def memory_chart(estimate: MemoryEstimate, lines: Sequence[VramLine], lang: str) -> MemoryChart:
@@ -73,7 +76,7 @@ def memory_chart(estimate: MemoryEstimate, lines: Sequence[VramLine], lang: str)
     gpus = estimate.total_gpus
     title = f"{estimate.model_name} · {ui_text(lang, 'memory_chart')}"
     if gpus > 1:
-        title += f" ({gpus} GPUs)"
+        title += f" · {Text(lang).plural('memory.setup_multi_plain', gpus)}"
     return MemoryChart(
         title=title,
         parts=parts,
@@ -105,12 +108,15 @@ def _nice_step(span: float) -> float:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
-def _fmt(gib: float) -> str:
-    return f"{gib:,.1f}" if gib < 100 else f"{gib:,.0f}"
+def _fmt(gib: float, lang: str) -> str:
+    """'30.1', '141', '23,7': one decimal under 100 GiB, none for a whole number or from 100."""
+    whole = gib >= 100 or gib == round(gib)
+    return cells.number(gib, lang, 0 if whole else 1)
 
 
-def render_memory_chart(chart: MemoryChart) -> str:
-    """The chart as an inline <svg> element (scales to its container's width)."""
+def render_memory_chart(chart: MemoryChart, lang: str = "en") -> str:
+    """The chart as an inline <svg> element (scales to its container's width), its figures in
+    `lang`."""
     top = max([chart.total_gib, *(line.gib for line in chart.lines), 1.0])
     step = _nice_step(top)
     axis_max = math.ceil(top * 1.05 / step) * step
@@ -120,11 +126,11 @@ def render_memory_chart(chart: MemoryChart) -> str:
     def x(gib: float) -> float:
         return LEFT + span * gib / axis_max
 
-    body = [_title(chart), *_bar(chart, x, bar_top), *_axis(axis_max, step, x, bar_top)]
-    body += _vram_lines(chart, x, bar_top)
-    legend, height = _legend(chart, bar_top)
+    body = [_title(chart, lang), *_bar(chart, x, bar_top, lang)]
+    body += [*_axis(axis_max, step, x, bar_top, lang), *_vram_lines(chart, x, bar_top)]
+    legend, height = _legend(chart, bar_top, lang)
     body += legend
-    label = escape(f"{chart.title}: {chart.total_label} {_fmt(chart.total_gib)} GiB")
+    label = escape(f"{chart.title}: {chart.total_label} {_fmt(chart.total_gib, lang)} GiB")
     return (
         f'<svg class="memory-chart" role="img" aria-label="{label}" '
         f'viewBox="0 0 {WIDTH} {height}" width="100%" style="display:block;max-width:680px" '
@@ -136,8 +142,8 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _title(chart: MemoryChart) -> str:
-    need = f"{escape(chart.total_label)}: {_fmt(chart.total_gib)} GiB"
+def _title(chart: MemoryChart, lang: str) -> str:
+    need = f"{escape(chart.total_label)}: {_fmt(chart.total_gib, lang)} GiB"
     return (
         f'<text x="{LEFT}" y="20" style="{_FONT};font-size:15px;font-weight:600" '
         f'fill="currentColor">{escape(_clip(chart.title, TITLE_CHARS))}</text>'
@@ -145,7 +151,7 @@ def _title(chart: MemoryChart) -> str:
     )
 
 
-def _bar(chart: MemoryChart, x: Scale, bar_top: int) -> list[str]:
+def _bar(chart: MemoryChart, x: Scale, bar_top: int, lang: str) -> list[str]:
     out, start = [], 0.0
     for part in chart.parts:
         if part.gib <= 0:
@@ -154,13 +160,13 @@ def _bar(chart: MemoryChart, x: Scale, bar_top: int) -> list[str]:
         out.append(
             f'<rect x="{x0:.1f}" y="{bar_top}" width="{max(x1 - x0, 0.5):.1f}" '
             f'height="{BAR_HEIGHT}" fill="{COLORS[part.key]}">'
-            f"<title>{escape(part.label)}: {_fmt(part.gib)} GiB</title></rect>"
+            f"<title>{escape(part.label)}: {_fmt(part.gib, lang)} GiB</title></rect>"
         )
         start += part.gib
     return out
 
 
-def _axis(axis_max: float, step: float, x: Scale, bar_top: int) -> list[str]:
+def _axis(axis_max: float, step: float, x: Scale, bar_top: int, lang: str) -> list[str]:
     y = bar_top + BAR_HEIGHT + 14
     out = [
         f'<line x1="{LEFT}" x2="{x(axis_max):.1f}" y1="{y - 10}" y2="{y - 10}" '
@@ -172,7 +178,7 @@ def _axis(axis_max: float, step: float, x: Scale, bar_top: int) -> list[str]:
         out.append(
             f'<text x="{x(value):.1f}" y="{y + 4}" text-anchor="middle" '
             f'style="{_FONT};font-size:11px" fill="currentColor" fill-opacity="0.7">'
-            f"{value:g}</text>"
+            f"{cells.number(value, lang, 0 if value == round(value) else 1)}</text>"
         )
     out.append(
         f'<text x="{x(axis_max):.1f}" y="{y + 18}" text-anchor="end" style="{_FONT};'
@@ -202,7 +208,7 @@ def _vram_lines(chart: MemoryChart, x: Scale, bar_top: int) -> list[str]:
     return out
 
 
-def _legend(chart: MemoryChart, bar_top: int) -> tuple[list[str], int]:
+def _legend(chart: MemoryChart, bar_top: int, lang: str) -> tuple[list[str], int]:
     out, y0 = [], bar_top + BAR_HEIGHT + 44
     per_row = 2
     for i, part in enumerate(chart.parts):
@@ -211,7 +217,7 @@ def _legend(chart: MemoryChart, bar_top: int) -> tuple[list[str], int]:
         out.append(
             f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{COLORS[part.key]}"/>'
             f'<text x="{lx + 17}" y="{ly}" style="{_FONT};font-size:12.5px" fill="currentColor">'
-            f"{escape(part.label)} {_fmt(part.gib)} GiB</text>"
+            f"{escape(part.label)} {_fmt(part.gib, lang)} GiB</text>"
         )
     rows = math.ceil(len(chart.parts) / per_row)
     return out, y0 + (rows - 1) * 21 + 8

@@ -4,8 +4,9 @@ The form shows the fields a person most often changes (`FORM_FIELDS`); each widg
 by the job field itself (`form_widgets`: its vocabulary for a choice, whole numbers for counts,
 money with the currency the conversation named), so the app draws the form from the job model.
 Training tokens are shown in millions. A blank field (or 0) is a field left open; the job then
-resolves it with its stated default, which the form shows (`assumed_defaults`). Money keeps its
-currency: the form shows it and never converts it.
+resolves it with its stated default, which the form names beside the field ("assumed: 2,048",
+`form_hints`) without filling it in, so the form only ever holds what the user or the
+conversation set. Money keeps its currency: the form shows it and never converts it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assistant.answers.job import field_value
+from assistant.answers.parts import Text
+from assistant.web.ui_strings import ui_format
 from tools.advice import resolve_job
 from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError
@@ -26,6 +30,8 @@ __all__ = [
     "FormValues",
     "FormWidget",
     "assumed_defaults",
+    "changed_fields",
+    "form_hints",
     "form_values",
     "form_widgets",
     "spec_from_form",
@@ -34,9 +40,21 @@ __all__ = [
 
 TOKENS_UNIT = 1_000_000  # the form counts training tokens in millions
 FORM_FIELDS: tuple[FieldName, ...] = (
-    "model", "method", "precision", "seq_len", "micro_batch_size", "num_gpus", "tokens",
-    "budget", "max_price_per_hour", "spot",
-)  # fmt: skip
+    "model",
+    "method",
+    "precision",
+    "seq_len",
+    "micro_batch_size",
+    "num_gpus",
+    "tokens",
+    "budget",
+    "max_price_per_hour",
+    "spot",
+)
+_NO_HINT = (
+    "model",
+    "num_gpus",
+)  # no default to name: the model is asked for; GPUs are chosen per row
 CURRENCIES = ("USD", "EUR", "GBP", "CHF", "TRY")  # offered by the form's currency choice
 WidgetKind = Literal["model", "choice", "count", "number", "money"]
 
@@ -107,10 +125,10 @@ def values_from_widgets(raw: Mapping[str, Any], currency: str | None) -> FormVal
     return FormValues(values=values, currency=(currency or "USD").strip().upper())
 
 
-def form_values(spec: JobSpec, defaults: Mapping[str, object] | None = None) -> FormValues:
-    """The form mirroring `spec`; an open field shows the default the job used for it
-    (`defaults`, see `assumed_defaults`). A samples workload shows no token count."""
-    shown = {**(defaults or {}), **spec.filled()}
+def form_values(spec: JobSpec) -> FormValues:
+    """The form mirroring `spec`: each field what the job holds (blank when open; a samples
+    workload shows no token count)."""
+    shown = spec.filled()
     money = spec.budget or spec.max_price_per_hour
     values: dict[str, Any] = {}
     for widget in form_widgets():
@@ -119,23 +137,34 @@ def form_values(spec: JobSpec, defaults: Mapping[str, object] | None = None) -> 
             value = spec.model_label()
         elif widget.kind == "money":
             value = value.amount if isinstance(value, Money) else None
-        elif widget.field == "tokens" and (spec.samples is not None or value is None):
-            value = None
         elif widget.scale != 1 and isinstance(value, int | float):
             value = round(value / widget.scale, 3)
-        if widget.field == "num_gpus":
-            value = spec.num_gpus  # a GPU count is a limit only when the user gave one
         values[widget.field] = value
     return FormValues(values=values, currency=money.currency if money else "USD")
 
 
-def spec_from_form(
-    form: FormValues, previous: JobSpec, defaults: Mapping[str, object] | None = None
-) -> JobSpec:
+def form_hints(spec: JobSpec, defaults: Mapping[str, object], lang: str) -> dict[str, str]:
+    """'assumed: 2,048' for each open form field the job resolves with a default (`defaults`,
+    see `assumed_defaults`), worded as the answers word values, in `lang`."""
+    t = Text(lang)
+    hints: dict[str, str] = {}
+    for widget in form_widgets():
+        value = defaults.get(widget.field)
+        if getattr(spec, widget.field) is not None or value is None or widget.field in _NO_HINT:
+            continue
+        if widget.scale != 1 and isinstance(value, int | float):
+            value = round(value / widget.scale, 3)
+        hints[widget.field] = ui_format(
+            lang, "form_assumed", value=field_value(t, widget.field, value)
+        )
+    return hints
+
+
+def spec_from_form(form: FormValues, previous: JobSpec) -> JobSpec:
     """`previous` amended by the form: filled fields set theirs, open fields clear theirs, and
-    fields the form does not show (optimizer, providers, regions, ...) are kept. A field still
-    showing the default the job assumed for it (`defaults`) stays open. An uploaded model stays
-    while the form shows its name. Bad values raise an InvalidInputError naming the field."""
+    fields the form does not show (optimizer, providers, regions, ...) are kept. An uploaded
+    model stays while the form shows its name. Bad values raise an InvalidInputError naming the
+    field."""
     updates: dict[str, Any] = {}
     for widget in form_widgets():
         value = form.values.get(widget.field)
@@ -146,15 +175,24 @@ def spec_from_form(
         updates[widget.field] = value
     if updates["model"] is not None and updates["model"] == previous.model_label():
         updates["model"] = previous.model  # the uploaded architecture the name stands for
-    used = defaults or {}
-    for name, value in list(updates.items()):
-        if getattr(previous, name) is None and value is not None and used.get(name) == value:
-            updates[name] = None  # the assumed default, untouched: the field stays open
     if updates["tokens"] is None and previous.samples is not None:
         del updates["tokens"]  # a samples workload has no token field to clear
     given = {k: v for k, v in updates.items() if v is not None}
     cleared = [k for k, v in updates.items() if v is None]
     return apply_update(previous, JobUpdate.parse({**given, "clear": cleared}))
+
+
+def changed_fields(before: JobSpec, after: JobSpec) -> list[tuple[FieldName, object]]:
+    """The form fields whose value differs between two jobs, with the new value (None when the
+    field was cleared), in form order."""
+    changes: list[tuple[FieldName, object]] = []
+    for name in FORM_FIELDS:
+        old, new = getattr(before, name), getattr(after, name)
+        if name == "model":
+            old, new = before.model_label(), after.model_label()
+        if old != new:
+            changes.append((name, new))
+    return changes
 
 
 def assumed_defaults(spec: JobSpec, catalog: Catalog | None = None) -> dict[str, object]:

@@ -1,8 +1,11 @@
-"""One browser session of the web app: the conversation, the chat as shown, and the panel.
+"""One browser session of the web app: the conversation, the chat as shown, the panel, and the
+two language choices.
 
-The server keeps a `WebSession` per browser tab (never shared between tabs). The part worth keeping
-across a page reload (the conversation and the chat messages, not the panel, which is recomputed
-from the job state) is saved in the browser with `to_browser` and read back with `from_browser`.
+The server keeps a `WebSession` per browser tab (never shared between tabs). What a reload must
+bring back exactly (the conversation and its job, the chat messages, the chosen launch row, the
+interface language and the answer-language choice) is saved in the browser with `to_browser` and
+read back with `from_browser`; the panel is recomputed from the job. A new conversation saves a
+fresh record, so the old one cannot come back.
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assistant.agent.conversation import Session
 from assistant.web.panel import PanelData
+from assistant.web.ui_strings import ui_lang
+from tools.languages import LANGUAGES
 
-BROWSER_VERSION = 1
+BROWSER_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1 lacked the languages and the launch choice
 MAX_SAVED_MESSAGES = 200  # chat messages kept in the browser (tool calls and citations count)
 BROWSER_KEY_FILE = "browser-state.key"
+AUTO = "auto"  # the answer-language choice that follows each message
 
 
 class WebSession(BaseModel):
@@ -33,32 +40,58 @@ class WebSession(BaseModel):
     )
     panel: PanelData = Field(default_factory=PanelData)
     chosen: str | None = Field(default=None, description="instance id of the launch spec")
-    ui_lang: str = Field(default="en", description="the browser's language, before any answer")
+    ui_lang: str = Field(default="en", description="the interface language")
+    answer_lang: str = Field(default=AUTO, description="'auto' or the language answers are in")
+    form_message_at: int | None = Field(
+        default=None, description="index in `chat` of the message the last form edit added"
+    )
 
     @property
     def language(self) -> str:
-        """Language of server-rendered text: the conversation's, else the browser's."""
-        return self.session.language or self.ui_lang
+        """The interface language: every label, table, chart and hint the server renders."""
+        return ui_lang(self.ui_lang)
+
+    @property
+    def answer_override(self) -> str | None:
+        """The language answers must be in, or None to follow each message."""
+        return self.answer_lang if self.answer_lang in LANGUAGES else None
 
     def to_browser(self) -> dict[str, Any]:
-        """What the browser keeps: the conversation and the most recent chat messages."""
+        """What the browser keeps: the conversation, the recent chat, the choices."""
         return {
             "version": BROWSER_VERSION,
             "session": self.session.model_dump(mode="json"),
             "chat": self.chat[-MAX_SAVED_MESSAGES:],
+            "chosen": self.chosen,
+            "ui_lang": self.ui_lang,
+            "answer_lang": self.answer_lang,
         }
+
+    def fresh(self) -> WebSession:
+        """A new conversation in this tab: nothing kept but the two language choices."""
+        return WebSession(ui_lang=self.ui_lang, answer_lang=self.answer_lang)
 
     @classmethod
     def from_browser(cls, raw: object, ui_lang: str = "en") -> WebSession:
-        """The session the browser saved; a missing, old or damaged record starts afresh."""
-        if not isinstance(raw, dict) or raw.get("version") != BROWSER_VERSION:
+        """The session the browser saved; a missing, unknown or damaged record starts afresh in
+        `ui_lang` (the browser's language)."""
+        if not isinstance(raw, dict) or raw.get("version") not in READABLE_VERSIONS:
             return cls(ui_lang=ui_lang)
         try:
             session = Session.model_validate(raw.get("session") or {})
         except ValidationError:
             return cls(ui_lang=ui_lang)
         chat = [m for m in raw.get("chat") or [] if _is_message(m)]
-        return cls(session=session, chat=chat, ui_lang=ui_lang)
+        saved_ui = raw.get("ui_lang")
+        answer = raw.get("answer_lang")
+        chosen = raw.get("chosen")
+        return cls(
+            session=session,
+            chat=chat,
+            chosen=chosen if isinstance(chosen, str) else None,
+            ui_lang=saved_ui if saved_ui in LANGUAGES else ui_lang,
+            answer_lang=answer if answer in (AUTO, *LANGUAGES) else AUTO,
+        )
 
 
 def _is_message(item: object) -> bool:

@@ -1,5 +1,6 @@
-"""What every part of the Gradio app shares: the translation table, small converters and the
-constants of the page (queue, upload cap, offline environment, styles).
+"""What every part of the Gradio app shares: the translation table, the language switch, small
+converters, the guard that keeps a failed handler from breaking the page, and the constants of
+the page (queue, upload cap, offline environment).
 
 This package is the only place in `assistant/` that imports Gradio: it builds components and
 wires their events to the pure view functions of `assistant.web`.
@@ -7,16 +8,20 @@ wires their events to the pure view functions of `assistant.web`.
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
+import logging
+import uuid
+from collections.abc import Callable
+from functools import cache, wraps
+from typing import Any, TypeVar
 
 import gradio as gr
-import pandas as pd
 
-from assistant.web.ui_strings import i18n_tables
-from assistant.web.views import Table
+from assistant.web.tables import Table
+from assistant.web.ui_strings import i18n_tables, ui_format, ui_text
 from tools.errors import AdvisorError
 from tools.languages import LANGUAGE_NAMES, LANGUAGES
+
+log = logging.getLogger("assistant.web")
 
 CONCURRENCY = 4  # turns run at once; CPU-bound, so more only adds contention
 QUEUE_SIZE = 256
@@ -31,13 +36,23 @@ OFFLINE_ENV = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
 }
 STORAGE_KEY = "gpu-advisor-conversation"
-CSS = """
-.gradio-container {max-width: 1500px !important; margin: auto}
-#chat {min-height: 560px}
-.memory-chart text {user-select: none}
-footer {display: none !important}
+# Switches the page's language in the browser: Gradio translates every gr.I18n label and its own
+# strings with its locale store, which its `core` module sets with `changeLocale`; that module is
+# already loaded, so importing it again returns the same instance.
+SET_LOCALE_JS = """
+async (lang) => {
+  const core = performance.getEntriesByType("resource").map((e) => e.name)
+    .find((name) => /\\/assets\\/core-[\\w-]+\\.js$/.test(name));
+  if (core && lang) {
+    const module = await import(core);
+    module.changeLocale(lang);
+  }
+  document.documentElement.lang = lang || "en";
+  return [];
+}
 """
 Widths = list[str | int]
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @cache
@@ -47,20 +62,56 @@ def i18n() -> gr.I18n:
 
 
 def t(key: str) -> Any:
-    """The interface string `key`, resolved in the browser's language."""
+    """The interface string `key`, resolved in the page's language."""
     return i18n()(key)
 
 
-def frame(table: Table) -> pd.DataFrame:
-    """A view table as the DataFrame a gr.Dataframe shows."""
-    return pd.DataFrame(table.rows, columns=table.headers)
+def table_update(table: Table, **extra: Any) -> Any:
+    """A table component's new value: raw cells to sort by, locale text to show."""
+    return gr.Dataframe(value=table.value(), datatype=table.datatypes, **extra)
 
 
-def language_choices() -> list[tuple[str, str]]:
-    """'Auto' and the six languages, each by its own name."""
-    return [("Auto", "auto")] + [(LANGUAGE_NAMES[code], code) for code in LANGUAGES]
+def interface_choices() -> list[tuple[str, str]]:
+    """The six interface languages, each by its own name."""
+    return [(LANGUAGE_NAMES[code], code) for code in LANGUAGES]
 
 
-def shown_error(prefix: str, error: AdvisorError) -> gr.Error:
-    """A domain error as the one-line message a page shows."""
-    return gr.Error(f"{prefix} {error}")
+def answer_choices() -> list[tuple[Any, str]]:
+    """'Detect automatically' and the six languages, each by its own name."""
+    return [(t("lang_auto"), "auto"), *interface_choices()]
+
+
+def warn(lang: str, text: str) -> None:
+    """A warning toast (its title is written in the page's language by `style.CSS`)."""
+    gr.Warning(text, title=ui_text(lang, "toast_warning"))
+
+
+def inform(lang: str, text: str) -> None:
+    """An information toast (its title is written in the page's language by `style.CSS`)."""
+    gr.Info(text, title=ui_text(lang, "toast_info"))
+
+
+def guarded(outputs: int, lang_of: Callable[..., str]) -> Callable[[F], F]:
+    """A handler that never breaks the page: a domain error becomes one warning line, a bug one
+    line with an error id (its traceback goes to the log); either way every output is left as it
+    was (no component turns to an error state). `lang_of(*args)` says the interface language."""
+
+    def wrap(fn: F) -> F:
+        @wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except AdvisorError as exc:
+                lang = lang_of(*args)
+                warn(lang, ui_format(lang, "error_input", error=str(exc)))
+            except Exception:
+                error_id = uuid.uuid4().hex[:8]
+                log.exception("web handler %s failed; error id %s", fn.__name__, error_id)
+                lang = lang_of(*args)
+                warn(lang, ui_format(lang, "error_unexpected", id=error_id))
+            skipped = tuple(gr.skip() for _ in range(outputs))
+            return skipped[0] if outputs == 1 else skipped
+
+        return call  # type: ignore[return-value]
+
+    return wrap

@@ -1,6 +1,12 @@
 """The whole page and its launch: `build_demo(settings)` builds the Gradio Blocks, `main()`
 reads the settings (environment, then flags), launches on 127.0.0.1 by default and warms up the
-knowledge base in the background."""
+knowledge base in the background.
+
+The page: a header (name, one line of what it does, the interface and answer languages), then
+the Advisor tab (the chat beside the job panel's form and charts, the tables below), the
+Catalog, Knowledge and Memory estimator tabs, and the footer with the API/MCP link. On a
+screen under 900 px everything stacks in one column (see `style.CSS`).
+"""
 
 from __future__ import annotations
 
@@ -16,22 +22,28 @@ import gradio as gr
 
 from assistant.agent.conversation import Assistant
 from assistant.settings import Settings
+from assistant.web.blocks.catalog import catalog_tab
 from assistant.web.blocks.chat import chat_column, wire_chat
 from assistant.web.blocks.common import (
     CONCURRENCY,
-    CSS,
     OFFLINE_ENV,
     QUEUE_SIZE,
+    SET_LOCALE_JS,
     STORAGE_KEY,
     UPLOAD_LIMIT,
+    answer_choices,
     i18n,
+    interface_choices,
     t,
 )
+from assistant.web.blocks.estimator import estimator_tab
 from assistant.web.blocks.handlers import App
-from assistant.web.blocks.panel import panel_column, wire_panel
-from assistant.web.blocks.tabs import catalog_tab, estimator_tab, knowledge_tab
+from assistant.web.blocks.knowledge import knowledge_tab
+from assistant.web.blocks.panel import job_form, panel_charts, panel_tables, wire_panel
+from assistant.web.blocks.style import CSS
 from assistant.web.public_api import PublicApi
-from assistant.web.session import browser_secret
+from assistant.web.session import WebSession
+from assistant.web.ui_strings import ui_text
 from tools.errors import AdvisorError
 
 __all__ = ["build_demo", "endpoint", "launch_options", "main", "settings_from_args"]
@@ -52,30 +64,101 @@ def endpoint(fn: Callable[..., str]) -> Callable[..., str]:
     return call
 
 
+def _header() -> tuple[Any, Any]:
+    """Name, what it does, and the two language choices side by side."""
+    with gr.Row(elem_id="header", equal_height=False):
+        with gr.Column(scale=3, min_width=240):
+            gr.Markdown("# GPU Advisor", elem_id="title")
+            gr.Markdown(t("tagline"), elem_id="tagline")
+        with gr.Column(scale=2, min_width=240), gr.Row(elem_id="languages"):
+            ui_lang = gr.Dropdown(
+                interface_choices(),
+                value=None,
+                label=t("ui_language"),
+                elem_id="ui-lang",
+                min_width=140,
+            )
+            answer = gr.Dropdown(
+                answer_choices(),
+                value="auto",
+                label=t("answer_language"),
+                elem_id="language",
+                min_width=140,
+            )
+    return ui_lang, answer
+
+
 def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.Blocks:
     """The whole app for `settings`; `assistant` replaces the one Settings would build (tests)."""
     app = App(settings, assistant or Assistant(settings))
-    secret = browser_secret(settings.data_dir)
     with gr.Blocks(title="GPU Advisor", analytics_enabled=False, fill_width=True) as demo:
         web_state = gr.State(None)
-        browser = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
-        gr.Markdown("# GPU Advisor", elem_id="title")
-        gr.Markdown(t("subtitle"))
-        with gr.Tabs():
-            with gr.Tab(t("tab_chat"), id="chat-tab"), gr.Row(equal_height=False):
-                with gr.Column(scale=3, min_width=420):
-                    chat = chat_column(app, web_state)
-                with gr.Column(scale=2, min_width=380):
-                    fields, panel, upload, apply, choose = panel_column()
-            catalog = catalog_tab(app, web_state)
-            knowledge_tab(app)
-            estimator = estimator_tab(app, web_state)
+        browser = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=app.seal.gradio_secret)
+        ui_lang, answer = _header()
+        with gr.Tabs(elem_id="tabs"):
+            with gr.Tab(t("tab_chat"), id="chat-tab") as advisor_tab:
+                with gr.Row(equal_height=False, elem_id="advisor-row"):
+                    with gr.Column(scale=5, min_width=300, elem_id="chat-col"):
+                        chat = chat_column()
+                    with gr.Column(scale=4, min_width=300, elem_id="panel-col"):
+                        panel = job_form()
+                        panel_charts(panel)
+                panel_tables(panel)
+            with gr.Tab(t("tab_catalog"), id="catalog-tab") as catalog_box:
+                catalog = catalog_tab(app, web_state)
+            with gr.Tab(t("tab_knowledge"), id="knowledge-tab") as knowledge_box:
+                knowledge_tab(app, web_state)
+            with gr.Tab(t("tab_estimator"), id="estimator-tab") as estimator_box:
+                estimator = estimator_tab(app, web_state)
+        tabs = [advisor_tab, catalog_box, knowledge_box, estimator_box]
         gr.Markdown(t("privacy_note"), elem_id="privacy")
-        wire_chat(app, demo, web_state, browser, chat, [*fields, *panel], [catalog, estimator])
-        wire_panel(app, web_state, browser, fields, panel, upload, apply, choose)
+        job = [web_state, chat.chatbot, *panel.form_outputs, *panel.outputs]
+        wire_chat(app, web_state, browser, chat, answer, job, job[2:])
+        wire_panel(app, web_state, browser, panel, job)
+        fills = [catalog, estimator, [_tab_labels, [web_state], tabs]]
+        _wire_session(app, demo, web_state, browser, ui_lang, answer, job, fills)
         for fn in PublicApi(app.catalog, app.assistant.resources.knowledge).functions():
             gr.api(endpoint(fn), api_name=fn.__name__)
     return demo
+
+
+TAB_KEYS = ("tab_chat", "tab_catalog", "tab_knowledge", "tab_estimator")
+
+
+def _tab_labels(web: WebSession | None) -> tuple[Any, ...]:
+    """The tabs' names in the interface language (Gradio's tabs do not follow a locale
+    change made after they were drawn)."""
+    lang = web.language if web is not None else "en"
+    return tuple(gr.Tab(label=ui_text(lang, key)) for key in TAB_KEYS)
+
+
+def _wire_session(
+    app: App,
+    demo: gr.Blocks,
+    web_state: gr.State,
+    browser: gr.BrowserState,
+    ui_lang: Any,
+    answer: Any,
+    job: list[Any],
+    tabs: list[list[Any]],
+) -> None:
+    """A load restores the saved session and sets the page's language; a new interface
+    language re-renders what the server wrote; each choice is saved."""
+    restored = [web_state, job[1], ui_lang, answer, *job[2:]]
+    load = demo.load(app.restore, [browser], restored, api_visibility="private")
+    load = load.then(None, [ui_lang], None, js=SET_LOCALE_JS)
+    for fill, inputs, outputs in tabs:  # catalog, estimator, tab names: in the page's language
+        load = load.then(fill, inputs, outputs, api_visibility="private")
+    ui_lang.input(None, [ui_lang], None, js=SET_LOCALE_JS)
+    changed = ui_lang.input(
+        app.set_ui_language, [web_state, ui_lang], job, api_visibility="private"
+    )
+    for fill, inputs, outputs in tabs:
+        changed = changed.then(fill, inputs, outputs, api_visibility="private")
+    changed.then(app.save_browser, [web_state], [browser], api_visibility="private")
+    answer.input(
+        app.set_answer_language, [web_state, answer], [web_state], api_visibility="private"
+    ).then(app.save_browser, [web_state], [browser], api_visibility="private")
 
 
 def launch_options(settings: Settings) -> dict[str, Any]:

@@ -1,8 +1,11 @@
-"""The app's event handlers: a chat turn, a form edit, an upload, a thumbs rating, the panel.
+"""The app's event handlers: a chat turn, a page load, a new conversation, a language change, a
+form edit, an upload, a launch choice, a thumbs rating.
 
 `App` holds what every browser tab shares (the assistant with its catalog and knowledge base,
 the settings, a folder for downloads); each handler receives the tab's `WebSession` and returns
-the values its components show, computed by the pure modules of `assistant.web`.
+the values its components show, computed by the pure modules of `assistant.web`. No handler
+raises into the page: a refused message or a bad upload is one toast in the interface language
+and leaves every component as it was.
 """
 
 from __future__ import annotations
@@ -15,26 +18,49 @@ from typing import Any
 
 import gradio as gr
 
-from assistant.agent.conversation import Assistant
-from assistant.agent.events import ToolEnd, ToolStart, events_to_chat_messages
+from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant
+from assistant.agent.events import Final, ToolEnd, ToolStart
+from assistant.languages import language_from_header
 from assistant.settings import Settings
-from assistant.web.blocks.common import STREAM_INTERVAL_S, frame, shown_error
-from assistant.web.feedback import append_feedback, feedback_path, record_for_like
-from assistant.web.form import (
-    FORM_FIELDS,
-    assumed_defaults,
-    form_values,
-    spec_from_form,
-    values_from_widgets,
+from assistant.web.blocks.common import STREAM_INTERVAL_S, guarded, inform, warn
+from assistant.web.blocks.outputs import FORM_OUTPUTS, LAUNCH_OUTPUTS, PANEL_OUTPUTS, Outputs
+from assistant.web.chat_view import (
+    chat_examples,
+    chat_messages,
+    form_update_message,
+    message_problem,
 )
-from assistant.web.panel import compute_panel, panel_from_events, panel_view
-from assistant.web.session import WebSession
-from assistant.web.ui_strings import ui_text
-from assistant.web.uploads import model_from_upload
+from assistant.web.feedback import append_feedback, feedback_path, record_for_like
+from assistant.web.form import FORM_FIELDS, spec_from_form, values_from_widgets
+from assistant.web.panel import (
+    PanelData,
+    PanelNote,
+    complete_options,
+    compute_panel,
+    panel_from_events,
+)
+from assistant.web.safe_text import safe_messages
+from assistant.web.sealed import BrowserSeal
+from assistant.web.session import WebSession, browser_secret
+from assistant.web.ui_strings import ui_lang, ui_text
+from assistant.web.uploads import UploadError, model_from_upload, upload_problem
 from tools.catalog.instances import Catalog, Instance
-from tools.errors import AdvisorError
+from tools.job import JobSpec
 
 __all__ = ["App"]
+
+_JOB_OUTPUTS = 2 + FORM_OUTPUTS + PANEL_OUTPUTS  # session, chat, form, panel
+
+
+def _lang(web: WebSession | None, *_rest: Any) -> str:
+    return web.language if isinstance(web, WebSession) else "en"
+
+
+def _failed(events: list[Any]) -> bool:
+    """Whether a turn ended without its answer (the assistant's apology, or no final result):
+    what its tools made before the fault must not reach the panel."""
+    final = next((e for e in reversed(events) if isinstance(e, Final)), None)
+    return final is None or final.result.error_id is not None
 
 
 class App:
@@ -49,6 +75,8 @@ class App:
         # Read once here: the knowledge base may still be loading when the first page opens.
         self._catalog = assistant.resources.catalog()
         self._instances = {item.id: item for item in self._catalog}
+        self.outputs = Outputs(self._catalog, self._instances, self.export_dir)
+        self.seal = BrowserSeal(browser_secret(settings.data_dir))
 
     def catalog(self) -> Catalog:
         return self._catalog
@@ -56,60 +84,63 @@ class App:
     def instances(self) -> dict[str, Instance]:
         return self._instances
 
-    # -- panel ---------------------------------------------------------------------------
+    def form_outputs(self, web: WebSession) -> tuple[Any, ...]:
+        return self.outputs.form_outputs(web)
 
     def panel_outputs(self, web: WebSession) -> tuple[Any, ...]:
-        """Notes, chart, ranked and excluded tables, launch choices, spec and download."""
-        view = panel_view(web.panel, self.instances(), web.language, web.chosen)
-        web.chosen = view.chosen
-        download = gr.DownloadButton(visible=False)
-        if view.launch_json is not None and view.chosen is not None:
-            folder = self.export_dir / web.session.id
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"launch-{view.chosen.replace('/', '-')}.json"
-            path.write_text(view.launch_json, encoding="utf-8")
-            download = gr.DownloadButton(value=str(path), visible=True)
-        excluded = view.excluded
-        label = f"{ui_text(web.language, 'excluded')} ({len(excluded.rows)})"
-        return (
-            view.notes_markdown,
-            view.chart_svg,
-            frame(view.ranked),
-            gr.Accordion(label=label),
-            frame(excluded),
-            gr.Dropdown(choices=view.launch_choices, value=view.chosen),
-            view.launch_yaml,
-            download,
-        )
+        return self.outputs.panel_outputs(web)
 
-    def form_outputs(self, web: WebSession) -> tuple[Any, ...]:
-        """The form's widget values (FORM_FIELDS order), then the currency."""
-        state = web.session.state
-        shown = form_values(state, assumed_defaults(state, self._catalog))
-        return (*(shown.values[name] for name in FORM_FIELDS), shown.currency)
+    def chat_output(self, web: WebSession) -> Any:
+        """The chat with the first screen's examples in the interface language."""
+        examples: Any = chat_examples(web.language)  # ExampleMessage dicts
+        messages: Any = safe_messages(web.chat)  # MessageDicts, shown as text
+        return gr.Chatbot(value=messages, examples=examples)
 
-    # -- chat ----------------------------------------------------------------------------
+    def job_outputs(self, web: WebSession) -> tuple[Any, ...]:
+        """Session, chat, form and panel: everything a change of the job updates."""
+        return (web, self.chat_output(web), *self.form_outputs(web), *self.panel_outputs(web))
+
+    # -- a chat turn ---------------------------------------------------------------------
 
     def respond(self, message: str, language: str, web: WebSession | None) -> Iterator[Any]:
-        """Stream one turn: the chat so far plus this turn's tool calls, answer and citations."""
+        """Stream one turn: the chat so far plus this turn's tool calls, answer and sources.
+        An empty or over-long message is refused with a hint before anything is sent."""
         web = web if web is not None else WebSession()
-        text = (message or "").strip()
-        if not text:
-            yield web.chat, web
+        text = message or ""
+        problem = message_problem(text, MAX_MESSAGE_CHARS, web.language)
+        if problem is not None:
+            (inform if not text.strip() else warn)(web.language, problem)
+            yield safe_messages(web.chat), web
             return
+        text = text.strip()
+        if web.session.language is None:  # a first message too short to tell: the interface's
+            web.session.language = web.language
         shown = [*web.chat, {"role": "user", "content": text}]
         override = None if language in (None, "", "auto") else language
         events: list[Any] = []
         last = time.monotonic()
-        for event in self.assistant.respond(text, web.session, lang=override):
+        draft = web.session.model_copy(deep=True)  # the session changes only if the turn ends
+        for event in self.assistant.respond(text, draft, lang=override):
             events.append(event)
             now = time.monotonic()
             if isinstance(event, ToolStart | ToolEnd) or now - last >= STREAM_INTERVAL_S:
                 last = now  # answer chunks arriving together are sent together
-                yield [*shown, *events_to_chat_messages(events)], gr.skip()
-        web.chat = [*shown, *events_to_chat_messages(events)]
-        web.panel = panel_from_events(events, web.panel)
-        yield web.chat, web
+                yield safe_messages([*shown, *chat_messages(events, web.language)]), gr.skip()
+        web.session = draft
+        web.chat = [*shown, *chat_messages(events, web.language)]
+        web.form_message_at = None
+        if _failed(events):
+            yield safe_messages(web.chat), web  # the apology; job and panel stay as they were
+            return
+        panel = panel_from_events(events, web.panel)
+        if panel is not web.panel:
+            web.panel, web.chosen = panel, None  # a new job: the launch spec follows its #1
+        yield safe_messages(web.chat), web
+
+    def after_turn(self, web: WebSession) -> tuple[Any, ...]:
+        """Form and panel after a turn; the cost chart gets every option that fits."""
+        web.panel = complete_options(web.panel, web.session.state, self._catalog)
+        return (*self.form_outputs(web), *self.panel_outputs(web))
 
     def feedback(self, web: WebSession | None, like: gr.LikeData) -> None:
         index = like.index if isinstance(like.index, int) else like.index[0]
@@ -120,35 +151,101 @@ class App:
         )
         if record is not None:
             append_feedback(feedback_path(self.settings.data_dir), record)
-            gr.Info(ui_text(web.language, "feedback_saved"))
+            inform(web.language, ui_text(web.language, "feedback_saved"))
 
-    # -- form ----------------------------------------------------------------------------
+    # -- the session: load, new conversation, languages ------------------------------------
 
+    def restore(self, raw: Any, request: gr.Request) -> tuple[Any, ...]:
+        """The session the browser saved (or a new one in the browser's language), with its
+        panel recomputed from the job: session, chat, the two language choices, form, panel."""
+        header = request.headers.get("accept-language") if request else None
+        web = WebSession.from_browser(self.seal.open(raw), language_from_header(header))
+        if web.session.state.model is not None:
+            web.panel = compute_panel(web.session.state, self._catalog)
+        session, chat, *rest = self.job_outputs(web)
+        return (session, chat, web.ui_lang, web.answer_lang, *rest)
+
+    def save_browser(self, web: WebSession) -> str:
+        """What the browser keeps for `web`, sealed (see `assistant.web.sealed`)."""
+        return self.seal.seal(web.to_browser())
+
+    def reset(self, web: WebSession | None) -> tuple[Any, ...]:
+        """A new conversation: chat, job, form and panel cleared, and the saved record replaced
+        (the languages stay): session, chat, form, panel, then what the browser keeps."""
+        fresh = web.fresh() if web is not None else WebSession()
+        return (*self.job_outputs(fresh), self.save_browser(fresh))
+
+    def set_ui_language(self, web: WebSession | None, lang: str) -> tuple[Any, ...]:
+        """Everything the server writes, again in interface language `lang`."""
+        web = web if web is not None else WebSession()
+        web.ui_lang = ui_lang(lang)
+        return self.job_outputs(web)
+
+    def set_answer_language(self, web: WebSession | None, lang: str) -> WebSession:
+        web = web if web is not None else WebSession()
+        web.answer_lang = lang or "auto"
+        return web
+
+    # -- the job panel ---------------------------------------------------------------------
+
+    def _changed(self, web: WebSession, before: JobSpec, data: PanelData) -> None:
+        """A new job from the form or an upload: its panel, its #1 for the launch spec, and one
+        chat message saying what changed (the next edit replaces it)."""
+        web.panel, web.chosen = data, None
+        text = form_update_message(before, data, web.session.language or web.language)
+        if text is None:
+            return
+        if web.form_message_at is not None and web.form_message_at == len(web.chat) - 1:
+            web.chat = web.chat[:-1]
+        web.chat = [*web.chat, {"role": "assistant", "content": text}]
+        web.form_message_at = len(web.chat) - 1
+
+    @guarded(_JOB_OUTPUTS, _lang)
     def apply_form(self, web: WebSession | None, *values: Any) -> tuple[Any, ...]:
         """The form's values (FORM_FIELDS order, then the currency) amend the job."""
         web = web if web is not None else WebSession()
         *fields, currency = values
-        state = web.session.state
-        try:
-            form = values_from_widgets(dict(zip(FORM_FIELDS, fields, strict=True)), currency)
-            defaults = assumed_defaults(state, self._catalog)
-            web.session.state = spec_from_form(form, state, defaults)
-        except AdvisorError as exc:
-            raise shown_error(ui_text(web.language, "error_prefix"), exc) from None
-        web.panel = compute_panel(web.session.state, self.catalog())
-        return (web, *self.panel_outputs(web))
+        before = web.session.state
+        form = values_from_widgets(dict(zip(FORM_FIELDS, fields, strict=True)), currency)
+        web.session.state = spec_from_form(form, before)
+        self._changed(web, before, compute_panel(web.session.state, self._catalog))
+        return self.job_outputs(web)
 
+    @guarded(_JOB_OUTPUTS, _lang)
     def upload(self, web: WebSession | None, path: str | None) -> tuple[Any, ...]:
-        """An uploaded config.json becomes the job's model."""
+        """An uploaded config.json becomes the job's model; nothing else changes. A file that
+        cannot be used is one warning saying why and what is valid; the form stays as it was."""
         web = web if web is not None else WebSession()
         if not path:
-            return (web, *self.form_outputs(web), *self.panel_outputs(web))
+            return tuple(gr.skip() for _ in range(_JOB_OUTPUTS))
+        file = Path(path)
         try:
-            arch = model_from_upload(Path(path))
-        except AdvisorError as exc:
-            raise shown_error(ui_text(web.language, "error_prefix"), exc) from None
-        web.session.state = web.session.state.model_copy(update={"model": arch})
-        web.panel = compute_panel(web.session.state, self.catalog())
-        note = f"{ui_text(web.language, 'uploaded')}: {arch.name} ({arch.total_params():,})"
-        web.panel.notes.insert(0, note)
-        return (web, *self.form_outputs(web), *self.panel_outputs(web))
+            arch = model_from_upload(file, web.language)
+        except UploadError as exc:
+            warn(web.language, upload_problem(exc, file.name, web.language))
+            return tuple(gr.skip() for _ in range(_JOB_OUTPUTS))
+        before = web.session.state
+        web.session.state = before.model_copy(update={"model": arch})
+        data = compute_panel(web.session.state, self._catalog)
+        data.notes.insert(
+            0,
+            PanelNote(key="upload_done", values={"name": arch.name, "params": arch.total_params()}),
+        )
+        self._changed(web, before, data)
+        return self.job_outputs(web)
+
+    @guarded(LAUNCH_OUTPUTS, _lang)
+    def pick(self, web: WebSession | None, chosen: str | None) -> tuple[Any, ...]:
+        """The launch spec of the instance `chosen` (a ranked row's id)."""
+        web = web if web is not None else WebSession()
+        web.chosen = chosen
+        return self.outputs.launch_outputs(web)
+
+    def pick_row(self, web: WebSession | None, selected: gr.SelectData) -> tuple[Any, ...]:
+        """The launch spec of the ranked row the user selected (its instance id, so a sorted
+        table picks the row shown)."""
+        row = selected.row_value if isinstance(selected.row_value, list) else []
+        chosen = str(row[1]) if len(row) > 1 else None
+        if chosen is None:
+            return tuple(gr.skip() for _ in range(LAUNCH_OUTPUTS))
+        return self.pick(web, chosen)

@@ -10,6 +10,8 @@ from assistant.web.form import (
     FORM_FIELDS,
     FormValues,
     assumed_defaults,
+    changed_fields,
+    form_hints,
     form_values,
     form_widgets,
     spec_from_form,
@@ -35,35 +37,80 @@ def test_widgets_come_from_the_job_fields() -> None:
 
 
 def test_state_shows_in_the_form_with_tokens_in_millions_and_money_as_named() -> None:
-    state = JobSpec(model="70B", method="qlora", tokens=2e8, spot="allowed",
-                    budget=Money(amount=50, currency="EUR"), providers=["aws"])  # fmt: skip
+    state = JobSpec(
+        model="70B",
+        method="qlora",
+        tokens=2e8,
+        spot="allowed",
+        budget=Money(amount=50, currency="EUR"),
+        providers=["aws"],
+    )
     form = form_values(state)
     assert [form.values[name] for name in FORM_FIELDS] == [
-        "70B", "qlora", None, None, None, None, 200.0, 50.0, None, "allowed",
-    ], f"fields in {FORM_FIELDS} order"  # fmt: skip
+        "70B",
+        "qlora",
+        None,
+        None,
+        None,
+        None,
+        200.0,
+        50.0,
+        None,
+        "allowed",
+    ], f"fields in {FORM_FIELDS} order"
     assert form.currency == "EUR", "money keeps the currency it was given in"
 
 
 def test_widget_values_treat_blank_and_zero_as_open_and_round_counts() -> None:
     form = values_from_widgets(
-        {"model": "  llama 3.1 8b ", "method": None, "precision": "", "seq_len": 4096.0,
-         "micro_batch_size": 0, "num_gpus": 2.4, "tokens": 0, "budget": None,
-         "max_price_per_hour": 2.5, "spot": "never"},
+        {
+            "model": "  llama 3.1 8b ",
+            "method": None,
+            "precision": "",
+            "seq_len": 4096.0,
+            "micro_batch_size": 0,
+            "num_gpus": 2.4,
+            "tokens": 0,
+            "budget": None,
+            "max_price_per_hour": 2.5,
+            "spot": "never",
+        },
         currency=None,
-    )  # fmt: skip
+    )
     assert form == FormValues(
-        values={"model": "llama 3.1 8b", "method": None, "precision": None, "seq_len": 4096,
-                "micro_batch_size": None, "num_gpus": 2, "tokens": None, "budget": None,
-                "max_price_per_hour": 2.5, "spot": "never"},
+        values={
+            "model": "llama 3.1 8b",
+            "method": None,
+            "precision": None,
+            "seq_len": 4096,
+            "micro_batch_size": None,
+            "num_gpus": 2,
+            "tokens": None,
+            "budget": None,
+            "max_price_per_hour": 2.5,
+            "spot": "never",
+        },
         currency="USD",
-    )  # fmt: skip
+    )
 
 
 def test_form_amends_the_state_and_keeps_fields_it_does_not_show() -> None:
-    before = JobSpec(model="70B", method="qlora", samples=10_000, providers=["runpod"],
-                     budget=Money(amount=40), seq_len=1024)  # fmt: skip
-    raw = {**form_values(before).values, "method": "full", "tokens": 50, "budget": None,
-           "seq_len": None, "max_price_per_hour": 3}  # fmt: skip
+    before = JobSpec(
+        model="70B",
+        method="qlora",
+        samples=10_000,
+        providers=["runpod"],
+        budget=Money(amount=40),
+        seq_len=1024,
+    )
+    raw = {
+        **form_values(before).values,
+        "method": "full",
+        "tokens": 50,
+        "budget": None,
+        "seq_len": None,
+        "max_price_per_hour": 3,
+    }
     after = spec_from_form(values_from_widgets(raw, "eur"), before)
     assert after.method == "full" and after.tokens == 50_000_000
     assert after.samples is None, "tokens replace samples"
@@ -83,33 +130,52 @@ def test_invalid_widget_values_name_the_field() -> None:
         spec_from_form(values_from_widgets({"method": "sgd"}, "USD"), JobSpec())
 
 
-def test_open_fields_show_the_defaults_the_job_used() -> None:
+def test_open_fields_stay_blank_and_name_the_default_beside_them() -> None:
     state = JobSpec(model=LLAMA_8B, method="qlora", seq_len=1024)
     defaults = assumed_defaults(state)
     assert defaults["precision"] == "bf16-mixed" and defaults["spot"] == "never"
     assert "seq_len" not in defaults and "method" not in defaults, "given fields are not assumed"
-    form = form_values(state, defaults)
-    values = form.values
-    assert (values["method"], values["precision"], values["seq_len"], values["spot"]) == (
-        "qlora", "bf16-mixed", 1024, "never",
-    ), "state first, then the job's defaults"  # fmt: skip
-    assert values["tokens"] == 100.0, "the default 100M tokens, in millions"
-    assert values["num_gpus"] is None, "a GPU count is shown only when the user gave one"
+    values = form_values(state).values
+    assert [values[name] for name in FORM_FIELDS] == [
+        LLAMA_8B,
+        "qlora",
+        None,
+        1024,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ], "only what the job holds: nothing anybody did not enter"
+    assert form_hints(state, defaults, "en") == {
+        "precision": "assumed: bf16 mixed precision",
+        "micro_batch_size": "assumed: 1",
+        "tokens": "assumed: 100",
+        "spot": "assumed: no spot",
+    }, "the defaults beside their fields, tokens in millions; no GPU count is assumed"
+    assert form_hints(state, defaults, "tr")["spot"] == "varsayılan: spot yok"
     assert assumed_defaults(JobSpec(method="lora")) == {}, "no model: nothing is assumed"
     assert assumed_defaults(JobSpec(model="no such model xyz")) == {}, "invalid: blank"
 
 
-def test_fields_still_showing_assumed_defaults_leave_their_fields_open() -> None:
+def test_a_value_typed_equal_to_the_default_is_the_users() -> None:
     state = JobSpec(model=LLAMA_8B, method="qlora")
-    defaults = assumed_defaults(state)
-    shown = form_values(state, defaults)
-    untouched = spec_from_form(shown, state, defaults)
-    assert untouched == state, "showing the defaults does not make them the user's choice"
-    edited = FormValues(values={**shown.values, "seq_len": 4096}, currency=shown.currency)
-    assert spec_from_form(edited, state, defaults) == state.model_copy(update={"seq_len": 4096})
-    chosen = JobSpec(model="7B", seq_len=2048)
-    kept = spec_from_form(form_values(chosen, assumed_defaults(chosen)), chosen, defaults)
-    assert kept.seq_len == 2048, "a value the user gave stays even when it equals the default"
+    untouched = spec_from_form(form_values(state), state)
+    assert untouched == state, "a round trip through the form changes nothing"
+    typed = FormValues(values={**form_values(state).values, "seq_len": 2048}, currency="USD")
+    assert spec_from_form(typed, state).seq_len == 2048, "kept although it is the default"
+
+
+def test_changed_fields_lists_what_a_form_edit_or_upload_changed() -> None:
+    before = JobSpec(model="7B", method="lora", tokens=1e8)
+    after = JobSpec(model="7B", method="full", seq_len=4096)
+    assert changed_fields(before, after) == [
+        ("method", "full"),
+        ("seq_len", 4096),
+        ("tokens", None),
+    ]
+    assert changed_fields(before, before) == []
 
 
 def test_an_uploaded_model_stays_while_the_form_shows_its_name() -> None:

@@ -1,4 +1,4 @@
-"""Uploaded config.json: size cap, JSON only, clear errors."""
+"""Uploaded config.json: size cap, JSON only, the model's name, and what a failure says."""
 
 from __future__ import annotations
 
@@ -7,48 +7,127 @@ from pathlib import Path
 
 import pytest
 
-from assistant.web.uploads import MAX_UPLOAD_BYTES, model_from_upload, read_upload
+from assistant.web.uploads import (
+    MAX_UPLOAD_BYTES,
+    UploadError,
+    model_from_upload,
+    read_upload,
+    upload_problem,
+)
 from tools.errors import InvalidInputError
 
 LLAMA_8B = {
-    "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
-    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
-    "vocab_size": 128256, "max_position_embeddings": 131072, "_name_or_path": "my-llama",
-}  # fmt: skip
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+    "_name_or_path": "my-llama",
+}
+NNB = "\u202f"
+
+
+def _write(
+    tmp_path: Path, content: bytes | str | dict[str, object], name: str = "config.json"
+) -> Path:
+    path = tmp_path / name
+    if isinstance(content, dict):
+        content = json.dumps(content)
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
 
 
 def test_a_llama_config_reads_as_its_architecture(tmp_path: Path) -> None:
-    path = tmp_path / "upload.json"
-    path.write_text(json.dumps(LLAMA_8B), encoding="utf-8")
-    arch = model_from_upload(path)
+    arch = model_from_upload(_write(tmp_path, LLAMA_8B, "upload.json"))
     assert arch.total_params() == 8_030_261_248, "Llama 3.1 8B's exact count"
-    assert (arch.name, arch.source) == ("my-llama", "uploaded config.json")
+    assert (arch.id, arch.name, arch.source) == ("my-llama", "my-llama", "uploaded config.json")
 
 
-def test_over_one_megabyte_is_refused_before_parsing(tmp_path: Path) -> None:
-    path = tmp_path / "big.json"
-    path.write_bytes(b" " * MAX_UPLOAD_BYTES + b"{}")
-    with pytest.raises(InvalidInputError, match=r"at most 1,000,000 bytes"):
-        read_upload(path)
+def test_the_name_falls_back_to_the_architecture_then_to_your_config(tmp_path: Path) -> None:
+    bare = {k: v for k, v in LLAMA_8B.items() if k != "_name_or_path"}
+    named = model_from_upload(_write(tmp_path, {**bare, "architectures": ["LlamaForCausalLM"]}))
+    assert named.name == "LlamaForCausalLM"
+    assert model_from_upload(_write(tmp_path, bare), "fr").name == "votre config"
+    assert model_from_upload(_write(tmp_path, bare)).name == "your config"
 
 
 @pytest.mark.parametrize(
-    ("content", "valid"),
+    ("content", "name", "kind", "fr"),
     [
-        (b"{not json", "a UTF-8 JSON file"),
-        (b"\xff\xfe", "a UTF-8 JSON file"),
-        (b"[1, 2]", "a JSON object"),
+        (
+            b"{not json",
+            "config.json",
+            "not_json",
+            "config.json n'a pas été utilisé : ce n'est pas du JSON valide (1:2).",
+        ),
+        (
+            b"\xff\xfe",
+            "config.json",
+            "not_utf8",
+            "config.json n'a pas été utilisé : ce n'est pas du texte UTF-8.",
+        ),
+        (
+            b"[1, 2, 3]",
+            "config.json",
+            "not_object",
+            "config.json n'a pas été utilisé : il contient un tableau JSON, pas un objet.",
+        ),
+        (
+            b'{"model_type": "llama"}',
+            "config.json",
+            "not_config",
+            "config.json n'a pas été utilisé : il ne décrit pas un modèle (hidden_size, "
+            "num_hidden_layers, num_attention_heads, intermediate_size, vocab_size).",
+        ),
+        (
+            b"{}",
+            "notes.txt",
+            "wrong_type",
+            "notes.txt n'a pas été utilisé : ce n'est pas un fichier .json.",
+        ),
     ],
 )
-def test_non_json_and_non_objects_are_refused(tmp_path: Path, content: bytes, valid: str) -> None:
-    path = tmp_path / "config.json"
-    path.write_bytes(content)
-    with pytest.raises(InvalidInputError, match=valid):
+def test_each_refusal_says_what_was_wrong_and_what_is_valid(
+    tmp_path: Path, content: bytes, name: str, kind: str, fr: str
+) -> None:
+    path = _write(tmp_path, content, name)
+    with pytest.raises(UploadError) as caught:
         model_from_upload(path)
+    assert caught.value.kind == kind and isinstance(caught.value, InvalidInputError)
+    text = upload_problem(caught.value, name, "fr")
+    assert text.startswith(fr), text
+    assert text.endswith(
+        "Téléversez le config.json d'un modèle : un objet JSON avec model_type, hidden_size, "
+        f"num_hidden_layers et les autres dimensions, 1{NNB}000{NNB}000 octets au plus. "
+        "Rien d'autre n'a changé."
+    )
 
 
-def test_a_json_object_without_dimensions_names_what_is_missing(tmp_path: Path) -> None:
-    path = tmp_path / "config.json"
-    path.write_text('{"model_type": "llama"}', encoding="utf-8")
-    with pytest.raises(InvalidInputError, match="hidden_size"):
-        model_from_upload(path)
+def test_over_one_megabyte_is_refused_before_parsing(tmp_path: Path) -> None:
+    path = _write(tmp_path, b" " * MAX_UPLOAD_BYTES + b"{}", "big.json")
+    with pytest.raises(UploadError, match=r"at most 1,000,000 bytes") as caught:
+        read_upload(path)
+    assert upload_problem(caught.value, "big.json", "en").startswith(
+        "big.json was not used: it has 1,000,002 bytes, over the limit. Upload a model's "
+        "config.json"
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[" * 100_000 + "]" * 100_000,  # nested past the parser's depth (was a RecursionError)
+        '{"model_type": "llama", "hidden_size": ' + "9" * 5000 + "}",  # was a ValueError
+    ],
+)
+def test_a_bomb_of_a_file_is_refused_in_one_line(tmp_path: Path, content: str) -> None:
+    path = _write(tmp_path, content)
+    with pytest.raises(UploadError) as caught:
+        model_from_upload(path, "fr")
+    assert caught.value.kind == "too_complex"
+    line = upload_problem(caught.value, "config.json", "fr")
+    assert line.startswith("config.json") and "trop imbriqué" in line and "\n" not in line
+    assert str(tmp_path) not in line and str(tmp_path) not in str(caught.value), "no server path"

@@ -1,0 +1,198 @@
+"""The panel's cost-against-time chart: every option that fits, total cost against run hours.
+
+Each point is one ranked row (an instance at a pricing, with its plan): x its expected hours, y its
+expected total in USD, coloured by GPU, a triangle when the row is priced on spot. The first
+choice is ringed and labelled; the Pareto front (the options that nothing else beats on both cost
+and time) is joined by a line. Hovering a point shows its row, with the figures written as the
+table writes them. `cost_points` and `pareto_front` are plain data; `cost_chart` draws them with
+Vega-Altair, which the app's plot component renders in the browser (nothing is fetched).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from babel import Locale
+from pydantic import BaseModel, Field
+
+from assistant.web import cells
+from assistant.web.tables import gpus_text, setup_text
+from assistant.web.ui_strings import ui_format, ui_text, vocabulary
+from tools.ranking.models import RankedOption
+
+if TYPE_CHECKING:
+    import altair as alt
+
+__all__ = ["CostPoint", "cost_caption", "cost_chart", "cost_points", "pareto_front"]
+
+LOG_RATIO = 30.0  # an axis spanning more than this factor is drawn on a log scale
+HEIGHT = 320
+FIRST_COLOR = "#d62728"
+LEGEND_COLUMNS = 2
+# Tableau 20: distinct colours for up to 20 GPU types (more repeat).
+PALETTE = [
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+    "#1f77b4",
+    "#aec7e8",
+    "#ff7f0e",
+    "#ffbb78",
+    "#2ca02c",
+    "#98df8a",
+    "#9467bd",
+    "#c5b0d5",
+    "#8c564b",
+    "#c49c94",
+]
+
+
+class CostPoint(BaseModel):
+    """One option as a point, with the texts its tooltip shows."""
+
+    rank: int
+    instance: str
+    gpu: str
+    gpus: str = Field(description="'8 × H100-SXM'")
+    setup: str = Field(description="plan and pricing in the interface language")
+    pricing: str = Field(description="'on-demand' or 'spot'")
+    pricing_label: str
+    hours: float
+    total: float = Field(description="expected USD for the run at this row's pricing")
+    hours_text: str
+    total_text: str
+    price_text: str
+    first: bool
+    pareto: bool
+
+
+def pareto_front(options: Sequence[RankedOption]) -> set[int]:
+    """The ranks of the options no other option beats on both hours and total cost (cheaper and
+    not slower, or faster and not dearer)."""
+    front: set[int] = set()
+    best_total = math.inf
+    for option in sorted(options, key=lambda o: (o.hours, o.total_cost, o.rank)):
+        if option.total_cost < best_total:
+            front.add(option.rank)
+            best_total = option.total_cost
+    return front
+
+
+def cost_points(options: Sequence[RankedOption], lang: str) -> list[CostPoint]:
+    """Every option as a point, best first; the first option is the first choice."""
+    front = pareto_front(options)
+    first = options[0].rank if options else None
+    return [
+        CostPoint(
+            rank=o.rank,
+            instance=o.instance_id,
+            gpu=o.gpu,
+            gpus=gpus_text(o),
+            setup=setup_text(o, lang),
+            pricing=o.pricing,
+            pricing_label=vocabulary(lang, "pricing", o.pricing),
+            hours=o.hours,
+            total=o.total_cost,
+            hours_text=cells.hours(o.hours, lang),
+            total_text=cells.money(o.total_cost, lang),
+            price_text=cells.money(o.price_per_hour, lang),
+            first=o.rank == first,
+            pareto=o.rank in front,
+        )
+        for o in options
+    ]
+
+
+def cost_caption(points: Sequence[CostPoint], lang: str) -> str:
+    """The line under the chart: how many options, and how to read the marks."""
+    return ui_format(lang, "cost_chart_caption", count=cells.count(len(points), lang))
+
+
+def axis_labels(lang: str) -> str:
+    """A Vega expression writing an axis value with the locale's separators ('1 234,5' in
+    French): d3's English format, then its group and decimal marks swapped for the locale's
+    (the plot component replaces a chart's own locale configuration with its theme)."""
+    symbols = Locale.parse(lang).number_symbols["latn"]
+    text = "format(datum.value, ',~f')"
+    for old, new in ((",", "\u0001"), ("\\.", symbols["decimal"]), ("\u0001", symbols["group"])):
+        text = f"replace({text}, regexp({json.dumps(old)}, 'g'), {json.dumps(new)})"
+    return text
+
+
+def _scale(values: Sequence[float]) -> dict[str, Any]:
+    low, high = min(values), max(values)
+    if low > 0 and high / low > LOG_RATIO:
+        return {"type": "log"}
+    return {"zero": True}
+
+
+def cost_chart(points: Sequence[CostPoint], lang: str) -> alt.LayerChart:
+    """The chart: points coloured by GPU and shaped by pricing, the Pareto front as a line,
+    the first choice ringed and labelled; tooltips with the row's figures."""
+    import altair as alt
+
+    rows = [p.model_dump() for p in points]
+    data = alt.Data(values=rows)
+    labels = axis_labels(lang)
+    x = alt.X(
+        "hours:Q",
+        title=ui_text(lang, "axis_hours"),
+        axis=alt.Axis(labelExpr=labels, labelOverlap="greedy"),
+        scale=alt.Scale(**_scale([p.hours for p in points] or [1.0])),
+    )
+    y = alt.Y(
+        "total:Q",
+        title=ui_text(lang, "axis_total"),
+        axis=alt.Axis(labelExpr=labels, labelOverlap="greedy"),
+        scale=alt.Scale(**_scale([p.total for p in points] or [1.0])),
+    )
+    tooltip = [
+        alt.Tooltip("rank:Q", title="#"),
+        alt.Tooltip("instance:N", title=ui_text(lang, "col_instance")),
+        alt.Tooltip("gpus:N", title=ui_text(lang, "col_gpus")),
+        alt.Tooltip("setup:N", title=ui_text(lang, "col_plan")),
+        alt.Tooltip("price_text:N", title=ui_text(lang, "col_price")),
+        alt.Tooltip("hours_text:N", title=ui_text(lang, "col_hours")),
+        alt.Tooltip("total_text:N", title=ui_text(lang, "col_total")),
+    ]
+    spot, on_demand = vocabulary(lang, "pricing", "spot"), vocabulary(lang, "pricing", "on-demand")
+    shape = alt.Shape(
+        "pricing_label:N",
+        title=ui_text(lang, "legend_pricing"),
+        scale=alt.Scale(domain=[on_demand, spot], range=["circle", "triangle-up"]),
+        legend=alt.Legend(orient="bottom"),
+    )
+    gpus = sorted({p.gpu for p in points})
+    color = alt.Color(
+        "gpu:N",
+        title=ui_text(lang, "legend_gpu"),
+        scale=alt.Scale(domain=gpus, range=PALETTE),
+        legend=alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, labelLimit=130),
+    )
+    base = alt.Chart(data)
+    dots = base.mark_point(filled=True, size=70, opacity=0.85, strokeWidth=0).encode(
+        x=x, y=y, color=color, shape=shape, tooltip=tooltip
+    )
+    front = (
+        base.transform_filter("datum.pareto")
+        .mark_line(stroke="#555", strokeDash=[4, 3], strokeWidth=1.5)
+        .encode(x=x, y=y, order="hours:Q")
+    )
+    first = base.transform_filter("datum.first")
+    ring = first.mark_point(
+        shape="circle", size=420, filled=False, strokeWidth=2.5, stroke=FIRST_COLOR
+    ).encode(x=x, y=y, tooltip=tooltip)
+    label = first.mark_text(
+        align="left", dx=14, dy=-10, fontWeight="bold", fill=FIRST_COLOR, strokeWidth=0
+    ).encode(x=x, y=y, text=alt.value(f"#1 {ui_text(lang, 'first_choice')}"))
+    return alt.layer(front, dots, ring, label).properties(height=HEIGHT)

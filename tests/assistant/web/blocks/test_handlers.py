@@ -1,0 +1,261 @@
+"""The Gradio handlers called directly (no server): what each returns and what it leaves alone.
+
+A refused message or upload warns once and leaves every output as it was (`gr.skip()`), so no
+component turns to an error state; a form edit or an upload changes only what it determines and
+says so in the chat; a new conversation replaces the saved record; a reload brings back the
+languages and the launch row.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pytest
+
+import assistant.agent.toolbox as toolbox
+from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant, Session
+from assistant.web.blocks import App
+from assistant.web.blocks.common import guarded
+from assistant.web.blocks.outputs import FORM_OUTPUTS, LAUNCH_OUTPUTS, PANEL_OUTPUTS
+from assistant.web.feedback import read_feedback
+from assistant.web.form import FORM_FIELDS
+from assistant.web.session import WebSession
+from tests.fakes.app import TinyKnowledge, make_settings
+from tests.fakes.catalogs import web_catalog
+from tools.architectures.architecture import ModelArch
+from tools.job import JobSpec
+
+SKIP = {"__type__": "update"}
+JOB_OUTPUTS = 2 + FORM_OUTPUTS + PANEL_OUTPUTS
+LLAMA = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+    "_name_or_path": "my-llama",
+}
+
+
+@pytest.fixture
+def ui(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> App:
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    settings = make_settings(tmp_path / "data")
+    return App(settings, Assistant(settings, knowledge=TinyKnowledge(), catalog=web_catalog()))
+
+
+def _warnings(run: Any) -> tuple[Any, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run()
+    return result, [str(w.message) for w in caught if w.category is UserWarning]
+
+
+def _turn(ui: App, text: str, web: WebSession, lang: str = "en") -> list[Any]:
+    updates: Iterator[Any] = ui.respond(text, lang, web)
+    return list(updates)
+
+
+def _file(tmp_path: Path, content: bytes | dict[str, object], name: str = "config.json") -> str:
+    path = tmp_path / name
+    path.write_bytes(json.dumps(content).encode() if isinstance(content, dict) else content)
+    return str(path)
+
+
+def test_feedback_votes_are_stored_and_taken_back_votes_ignored(ui: App, tmp_path: Path) -> None:
+    web = WebSession(
+        chat=[{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "A"}]
+    )
+    ui.feedback(web, gr.LikeData(None, {"index": 1, "value": "A", "liked": True}))
+    ui.feedback(web, gr.LikeData(None, {"index": 1, "value": "A", "liked": None}))
+    records = read_feedback(tmp_path / "data" / "feedback.jsonl")
+    assert [(r.rating, r.question, r.answer) for r in records] == [("up", "Q?", "A")]
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "problem"),
+    [
+        (b"not json at all", "config.json", "it is not valid JSON (1:1)"),
+        (b"[1, 2, 3]", "config.json", "it holds a JSON array, not an object"),
+        (b"plain text", "notes.txt", "it is not a .json file"),
+        (b"{" + b" " * 1_000_001 + b"}", "config.json", "it has 1,000,003 bytes, over the limit"),
+    ],
+)
+def test_a_bad_upload_warns_and_leaves_the_form_and_job_as_they_were(
+    ui: App, tmp_path: Path, content: bytes, name: str, problem: str
+) -> None:
+    web = WebSession(session=Session(state=JobSpec(model="7B", method="lora")))
+    outputs, said = _warnings(lambda: ui.upload(web, _file(tmp_path, content, name)))
+    assert list(outputs) == [SKIP] * JOB_OUTPUTS, "no output changes, none turns to an error"
+    assert said == [
+        f"{name} was not used: {problem}. Upload a model's config.json: one JSON "
+        "object with model_type, hidden_size, num_hidden_layers and the other "
+        "dimensions, at most 1,000,000 bytes. Nothing else changed."
+    ]
+    assert web.session.state == JobSpec(model="7B", method="lora") and web.chat == []
+
+
+def test_a_good_upload_changes_only_the_model_and_says_so(ui: App, tmp_path: Path) -> None:
+    web = WebSession(session=Session(state=JobSpec(method="lora", seq_len=1024)))
+    outputs = ui.upload(web, _file(tmp_path, LLAMA))
+    assert len(outputs) == JOB_OUTPUTS and outputs[0] is web
+    state = web.session.state
+    assert isinstance(state.model, ModelArch) and state.model.total_params() == 8_030_261_248
+    assert state.model_copy(update={"model": None}) == JobSpec(method="lora", seq_len=1024)
+    form = dict(zip(FORM_FIELDS, outputs[2 : 2 + len(FORM_FIELDS)], strict=True))
+    assert form["model"]["value"] == "my-llama" and form["seq_len"].value == 1024
+    assert [form[f].value for f in ("tokens", "budget", "micro_batch_size")] == [None, None, None]
+    assert form["spot"]["value"] is None and form["spot"]["info"] == "assumed: no spot"
+    assert web.panel.estimate is not None and web.panel.estimate.model_name == "my-llama"
+    assert web.chat[-1]["content"].startswith("_Updated from the form: model my-llama._")
+    download = outputs[-1]
+    assert isinstance(download, gr.DownloadButton) and download.visible
+    saved = Path(download.value["path"])
+    assert json.loads(saved.read_text(encoding="utf-8"))["model"] == "my-llama"
+
+
+def test_form_edits_reset_the_launch_row_and_replace_their_own_chat_message(ui: App) -> None:
+    web = WebSession()
+    _turn(ui, "LoRA on Llama 3.1 8B, 100M tokens", web)
+    turns = len(web.chat)
+    web.chosen = web.panel.ranking.ranked[-1].instance_id if web.panel.ranking else None
+    values = dict.fromkeys(FORM_FIELDS) | {
+        "model": "meta-llama/Llama-3.1-8B",
+        "method": "full",
+        "tokens": 100,
+    }
+    ui.apply_form(web, *values.values(), "USD")
+    assert web.session.state.method == "full" and web.session.state.precision is None
+    assert web.panel.ranking is not None and web.chosen == web.panel.ranking.ranked[0].instance_id
+    assert web.chosen != web.panel.ranking.ranked[-1].instance_id, "follows the new job's #1"
+    assert len(web.chat) == turns + 1 and "method full fine-tuning" in web.chat[-1]["content"]
+    ui.apply_form(web, *(values | {"method": "qlora"}).values(), "USD")
+    assert len(web.chat) == turns + 1, "the next edit replaces the last edit's message"
+    assert "method QLoRA" in web.chat[-1]["content"]
+    _turn(ui, "only spot", web)
+    assert (web.session.state.method, web.session.state.spot) == ("qlora", "required")
+
+
+def test_an_empty_or_over_long_message_is_refused_before_anything_is_sent(
+    ui: App, capsys: pytest.CaptureFixture[str]
+) -> None:
+    web = WebSession(chat=[{"role": "user", "content": "earlier"}])
+    updates, said = _warnings(lambda: _turn(ui, "x" * (5 * MAX_MESSAGE_CHARS), web))
+    assert updates == [(web.chat, web)] and web.session.history == []
+    assert said == [
+        "Your message has 20,000 characters; the limit is 4,000. Shorten it and "
+        "send it again: nothing was sent."
+    ]
+    _turn(ui, "   ", web)
+    assert capsys.readouterr().out == "Type a message first, or pick one of the examples.\n"
+    assert web.chat == [{"role": "user", "content": "earlier"}]
+
+
+def test_a_new_conversation_clears_everything_and_replaces_the_saved_record(ui: App) -> None:
+    web = WebSession(ui_lang="fr", answer_lang="de")
+    _turn(ui, "QLoRA on Llama 3.1 8B", web)
+    outputs = ui.reset(web)
+    fresh, chat, saved = outputs[0], outputs[1], outputs[-1]
+    assert chat.value == [] and fresh.chat == [] and fresh.session.state == JobSpec()
+    record = ui.seal.open(saved)
+    assert record is not None and record == fresh.to_browser() and record["chat"] == [], (
+        "a record, not None: it replaces"
+    )
+    assert (fresh.ui_lang, fresh.answer_lang) == ("fr", "de"), "the language choices stay"
+    assert outputs[2 + FORM_OUTPUTS - 1].open is False, "the form folds again"
+
+
+def test_a_reload_restores_chat_job_languages_and_launch_row(ui: App) -> None:
+    web = WebSession(ui_lang="tr", answer_lang="auto")
+    _turn(ui, "QLoRA on Llama 3.1 8B, 100M tokens", web)
+    assert web.panel.ranking is not None
+    web.chosen = web.panel.ranking.ranked[1].instance_id
+    outputs = ui.restore(ui.save_browser(web), None)  # type: ignore[arg-type]
+    back = outputs[0]
+    assert back.chat == web.chat and back.session.state == web.session.state
+    assert outputs[2:4] == ("tr", "auto"), "the language dropdowns"
+    assert back.chosen == web.chosen, "the launch spec stays on the row picked"
+    assert back.panel.ranking is not None and back.panel.ranking.ranked[0].instance_id == (
+        web.panel.ranking.ranked[0].instance_id
+    )
+    form_box = outputs[3 + FORM_OUTPUTS]
+    assert form_box.open is True, "a job unfolds the form"
+
+
+def test_a_new_interface_language_rerenders_what_the_server_wrote(ui: App) -> None:
+    web = WebSession()
+    _turn(ui, "LoRA on Llama 3.1 8B", web)
+    outputs = ui.set_ui_language(web, "de")
+    assert web.ui_lang == "de" and web.session.language == "en", "answers keep their language"
+    ranked = outputs[2 + FORM_OUTPUTS + 6]
+    assert ranked.value["headers"][3] == "Aufbau"
+    assert outputs[1].examples[0]["text"].startswith("LoRA für Llama 3.1 8B")
+
+
+def test_a_selected_row_picks_the_launch_spec(ui: App) -> None:
+    web = WebSession()
+    _turn(ui, "LoRA on Llama 3.1 8B", web)
+    assert web.panel.ranking is not None
+    second = web.panel.ranking.ranked[1]
+    row = [str(second.rank), second.instance_id]
+    selected = gr.SelectData(None, {"index": [1, 3], "value": "x", "row_value": row})
+    outputs = ui.pick_row(web, selected)
+    assert len(outputs) == LAUNCH_OUTPUTS and web.chosen == second.instance_id
+    assert f"instance_type: {second.instance_type}" in outputs[2]
+
+
+def test_a_bug_in_a_handler_is_one_line_with_an_error_id(caplog: pytest.LogCaptureFixture) -> None:
+    @guarded(2, lambda *_: "fr")
+    def broken() -> tuple[Any, Any]:
+        raise RuntimeError("boom")
+
+    outputs, said = _warnings(broken)
+    assert outputs == (SKIP, SKIP)
+    assert len(said) == 1 and said[0].startswith("Une erreur s'est produite (erreur ")
+    assert "boom" not in said[0] and "Traceback" not in said[0], "no traceback on the page"
+    assert "boom" in caplog.text, "the traceback goes to the log"
+
+
+def test_a_turn_whose_tool_fails_leaves_job_panel_and_launch_row_as_they_were(
+    ui: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    web = WebSession()
+    _turn(ui, "LoRA on Llama 3.1 8B, 100M tokens", web)
+    assert web.panel.ranking is not None and web.panel.estimate is not None
+    web.chosen = web.panel.ranking.ranked[1].instance_id
+    state, panel, chosen = web.session.state, web.panel, web.chosen
+
+    def failing_tool(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("injected fault in rank_instances")
+
+    monkeypatch.setattr(toolbox, "rank_job", failing_tool)
+    _turn(ui, "QLoRA on Llama 3.1 70B instead", web)
+    tools = [(m.get("metadata") or {}).get("title") for m in web.chat[-3:-1]]
+    assert tools == ["estimate_memory", "rank_instances"], "the 70B estimate ran, then the fault"
+    assert "went wrong" in web.chat[-1]["content"], "one apology line"
+    assert web.session.state == state, "the job is the one before the failed turn"
+    assert (web.panel, web.chosen) == (panel, chosen), "the 70B estimate never reached the panel"
+    assert web.panel.estimate is not None and "8B" in web.panel.estimate.model_name
+    monkeypatch.undo()
+    _turn(ui, "QLoRA on Llama 3.1 70B instead", web)
+    assert web.session.state.method == "qlora" and web.panel is not panel, "the next turn works"
+
+
+def test_html_in_a_message_is_shown_as_text_and_stored_as_written(ui: App) -> None:
+    web = WebSession()
+    text = 'LoRA on Llama 3.1 8B <img src="https://evil.example/x.png"> ![](https://evil.example/q)'
+    updates = _turn(ui, text, web)
+    shown = updates[-1][0]
+    assert shown[0]["content"].startswith("LoRA on Llama 3.1 8B &lt;img"), "the tag as text"
+    assert all("<img" not in m["content"] and "![" not in m["content"] for m in shown)
+    assert web.chat[0]["content"] == text, "the conversation keeps what was written"
+    restored = str(ui.chat_output(web).value)  # what a reload shows
+    assert "&lt;img" in restored and "<img" not in restored

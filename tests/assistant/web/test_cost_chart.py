@@ -1,0 +1,94 @@
+"""The cost-against-time chart: every option a point, the Pareto front and the first choice
+marked, spot shaped apart, tooltips with the table's texts, axes in the locale."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assistant.web.cost_chart import (
+    axis_labels,
+    cost_caption,
+    cost_chart,
+    cost_points,
+    pareto_front,
+)
+from tests.fakes.artifacts import make_option
+
+
+def _options() -> list[Any]:
+    rows = [  # rank, hours, total, gpu, pricing
+        (1, 50.0, 100.0, "MI300X", "on-demand"),
+        (2, 68.0, 122.0, "H100-SXM", "on-demand"),
+        (3, 6.3, 101.0, "MI300X", "on-demand"),
+        (4, 3.8, 90.0, "B200", "spot"),
+        (5, 3.8, 95.0, "B200", "on-demand"),
+        (6, 200.0, 80.0, "L4", "spot"),
+    ]
+    return [
+        make_option(
+            rank, instance_id=f"p/{rank}", hours=hours, total_cost=total, gpu=gpu, pricing=pricing
+        )
+        for rank, hours, total, gpu, pricing in rows
+    ]
+
+
+def test_the_pareto_front_is_what_nothing_beats_on_both_cost_and_time() -> None:
+    assert pareto_front(_options()) == {4, 6}, "fastest and cheapest; #3 is beaten by #4"
+    assert pareto_front([]) == set()
+
+
+def test_points_carry_the_rows_figures_as_the_table_writes_them() -> None:
+    points = cost_points(_options(), "de")
+    assert [(p.rank, p.first, p.pareto) for p in points][:4] == [
+        (1, True, False),
+        (2, False, False),
+        (3, False, False),
+        (4, False, True),
+    ]
+    spot = points[3]
+    assert (spot.pricing_label, spot.hours_text, spot.total_text, spot.price_text) == (
+        "Spot",
+        "3,8",
+        "90,00\u00a0$",
+        "1,86\u00a0$",
+    )
+    assert spot.setup == "eine einzelne GPU · Spot"
+    assert cost_caption(points, "en").startswith("6 options. Ringed: the first choice;")
+
+
+def test_the_chart_layers_front_points_and_the_ringed_first_choice() -> None:
+    spec = cost_chart(cost_points(_options(), "fr"), "fr").to_dict()
+    front, dots, ring, label = spec["layer"]
+    assert front["mark"]["type"] == "line" and front["transform"] == [{"filter": "datum.pareto"}]
+    assert dots["encoding"]["color"]["field"] == "gpu"
+    assert dots["encoding"]["shape"]["field"] == "pricing_label"
+    assert dots["encoding"]["shape"]["scale"] == {
+        "domain": ["à la demande", "spot"],
+        "range": ["circle", "triangle-up"],
+    }
+    assert [t["field"] for t in dots["encoding"]["tooltip"]] == [
+        "rank",
+        "instance",
+        "gpus",
+        "setup",
+        "price_text",
+        "hours_text",
+        "total_text",
+    ]
+    assert dots["encoding"]["x"]["title"] == "Durée (heures)"
+    assert dots["encoding"]["y"]["title"] == "Coût total (USD)"
+    assert ring["transform"] == [{"filter": "datum.first"}] and ring["mark"]["size"] == 420
+    assert label["encoding"]["text"] == {"value": "#1 premier choix"}
+    assert dots["encoding"]["x"]["scale"] == {"type": "log"}, "3.8 h to 200 h: a log axis"
+    assert dots["encoding"]["y"]["scale"] == {"zero": True}, "80 to 122 USD: linear from zero"
+    assert len(spec["data"]["values"]) == 6
+
+
+def test_axis_numbers_use_the_locales_separators() -> None:
+    assert axis_labels("en") == (
+        """replace(replace(replace(format(datum.value, ',~f'), regexp(",", 'g'), "\\u0001"), """
+        """regexp("\\\\.", 'g'), "."), regexp("\\u0001", 'g'), ",")"""
+    )
+    assert axis_labels("de").endswith(
+        'regexp("\\\\.", \'g\'), ","), regexp("\\u0001", \'g\'), ".")'
+    )
