@@ -15,7 +15,7 @@ import os
 import time
 
 from assistant.settings import Settings
-from assistant.web.session import browser_secret
+from assistant.web.state.session import browser_secret
 
 __all__ = ["main", "prepare"]
 

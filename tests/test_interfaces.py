@@ -23,7 +23,7 @@ from assistant.cli import main
 from assistant.web.blocks import App
 from assistant.web.form import FORM_FIELDS
 from assistant.web.public_api import PublicApi
-from assistant.web.session import WebSession
+from assistant.web.state.session import WebSession
 from tests.fakes.app import TinyKnowledge, make_settings, running_app
 from tools.advice import estimate_job, rank_job
 from tools.catalog import builtin_catalog

@@ -1,15 +1,17 @@
 """Everything the web app draws and serves, as pure functions and models (no UI library here).
 
-`panel` is the job panel beside the chat, `views` its tables, `charts` the memory chart, `form`
-the job form, `launch_spec` the SkyPilot task, `session` one browser tab's state, `uploads`
-config.json uploads, `feedback` thumbs ratings, `ui_strings` the interface strings in six
-languages, and `public_api` the functions published as API endpoints and MCP tools.
+`panel` is the job panel beside the chat, `views` and `tables` its tables, `charts/` the memory,
+plan and cost charts, `form` the job form, `launch_spec` the SkyPilot task, `state/` what a
+browser tab keeps (its session, sealed on the server) and the thumbs ratings, `uploads`
+config.json uploads, `chat_view` and `safe_text` the chat as text, `cells` figures in the
+interface locale, `ui_strings` the interface strings in six languages, and `public_api` the
+functions published as API endpoints and MCP tools.
 """
 
 from assistant.web.form import form_values, form_widgets, spec_from_form
 from assistant.web.panel import PanelData, compute_panel, panel_from_events, panel_view
 from assistant.web.public_api import PublicApi
-from assistant.web.session import WebSession
+from assistant.web.state.session import WebSession
 
 __all__ = [
     "PanelData",

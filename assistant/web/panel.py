@@ -24,9 +24,9 @@ from assistant.agent.toolbox import ARTIFACT_ROWS
 from assistant.answers.job import notices_section
 from assistant.answers.parts import Text
 from assistant.web import cells
-from assistant.web.cost_chart import cost_caption, cost_chart, cost_points
+from assistant.web.charts.cost import cost_caption, cost_chart, cost_points
+from assistant.web.charts.plan import plan_chart, render_plan_chart
 from assistant.web.launch_spec import build_launch_spec, to_json, to_skypilot_yaml
-from assistant.web.plan_chart import plan_chart, render_plan_chart
 from assistant.web.tables import Table, excluded_table, gpus_text, ranked_tables
 from assistant.web.ui_strings import ui_format, ui_text, vocabulary
 from tools.advice import JobNotice, ResolvedJob, rank_job

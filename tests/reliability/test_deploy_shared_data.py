@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.web.feedback import FeedbackRecord, append_feedback, make_record, read_feedback
+from assistant.web.state.feedback import FeedbackRecord, append_feedback, make_record, read_feedback
 from tools.files import write_atomic
 
 pytestmark = pytest.mark.reliability

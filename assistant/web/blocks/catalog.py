@@ -11,7 +11,7 @@ import gradio as gr
 
 from assistant.web.blocks.common import Widths, guarded, t, table_update
 from assistant.web.blocks.handlers import App
-from assistant.web.session import WebSession
+from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import ui_format
 from assistant.web.views import CatalogFilters, catalog_view
 

@@ -42,7 +42,7 @@ from assistant.web.blocks.knowledge import knowledge_tab
 from assistant.web.blocks.panel import job_form, panel_charts, panel_tables, wire_panel
 from assistant.web.blocks.style import CSS
 from assistant.web.public_api import PublicApi
-from assistant.web.session import WebSession
+from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import ui_text
 from tools.errors import AdvisorError
 

@@ -11,7 +11,7 @@ import gradio as gr
 
 from assistant.web.blocks.common import guarded, inform, t, table_update, warn
 from assistant.web.blocks.handlers import App
-from assistant.web.session import WebSession
+from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import ui_format, vocabulary_key
 from assistant.web.uploads import UploadError, model_from_upload, upload_problem
 from assistant.web.views import estimator_view

@@ -30,7 +30,6 @@ from assistant.web.chat_view import (
     form_update_message,
     message_problem,
 )
-from assistant.web.feedback import append_feedback, feedback_path, record_for_like
 from assistant.web.form import FORM_FIELDS, spec_from_form, values_from_widgets
 from assistant.web.panel import (
     PanelData,
@@ -40,8 +39,9 @@ from assistant.web.panel import (
     panel_from_events,
 )
 from assistant.web.safe_text import safe_messages
-from assistant.web.sealed import BrowserSeal
-from assistant.web.session import WebSession, browser_secret
+from assistant.web.state.feedback import append_feedback, feedback_path, record_for_like
+from assistant.web.state.sealed import BrowserSeal
+from assistant.web.state.session import WebSession, browser_secret
 from assistant.web.ui_strings import ui_lang, ui_text
 from assistant.web.uploads import UploadError, model_from_upload, upload_problem
 from tools.catalog.instances import Catalog, Instance
@@ -166,7 +166,7 @@ class App:
         return (session, chat, web.ui_lang, web.answer_lang, *rest)
 
     def save_browser(self, web: WebSession) -> str:
-        """What the browser keeps for `web`, sealed (see `assistant.web.sealed`)."""
+        """What the browser keeps for `web`, sealed (see `assistant.web.state.sealed`)."""
         return self.seal.seal(web.to_browser())
 
     def reset(self, web: WebSession | None) -> tuple[Any, ...]:

@@ -8,7 +8,7 @@ import gradio as gr
 
 from assistant.web.blocks.common import answer_choices, guarded, inform, t
 from assistant.web.blocks.handlers import App
-from assistant.web.session import WebSession
+from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import ui_text
 from assistant.web.views import passages_markdown
 

@@ -14,7 +14,7 @@ from gradio.components.plot import AltairPlotData
 from assistant.web.blocks.common import table_update
 from assistant.web.form import CURRENCIES, FORM_FIELDS, assumed_defaults, form_hints, form_values
 from assistant.web.panel import PanelView, panel_view
-from assistant.web.session import WebSession
+from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import ui_text
 from tools.catalog.instances import Catalog, Instance
 

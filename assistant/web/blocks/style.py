@@ -1,5 +1,5 @@
 """The page's styles: one column under 900 px, touch-sized controls on phones, tables that
-scroll inside themselves, the panel's memory chart (`assistant.web.plan_chart` class names), and
+scroll inside themselves, the panel's memory chart (`assistant.web.charts.plan` class names), and
 the toasts' titles in the page's language (Gradio writes them in English; the page's `lang`
 attribute, set with the interface language, picks ours)."""
 

@@ -22,9 +22,9 @@ from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant, Session
 from assistant.web.blocks import App
 from assistant.web.blocks.common import guarded
 from assistant.web.blocks.outputs import FORM_OUTPUTS, LAUNCH_OUTPUTS, PANEL_OUTPUTS
-from assistant.web.feedback import read_feedback
 from assistant.web.form import FORM_FIELDS
-from assistant.web.session import WebSession
+from assistant.web.state.feedback import read_feedback
+from assistant.web.state.session import WebSession
 from tests.fakes.app import TinyKnowledge, make_settings
 from tests.fakes.catalogs import web_catalog
 from tools.architectures.architecture import ModelArch

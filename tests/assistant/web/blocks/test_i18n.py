@@ -22,7 +22,7 @@ import pytest
 import app
 from assistant.agent.conversation import Assistant
 from assistant.web.blocks import App
-from assistant.web.session import WebSession
+from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import i18n_tables, ui_keys, ui_text
 from tests.fakes.app import TinyKnowledge, make_settings
 from tests.fakes.catalogs import web_catalog

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assistant.web import cells
+from assistant.web.charts.plan import OPTIONS_DRAWN, nice_axis, plan_chart, render_plan_chart
 from assistant.web.panel import compute_panel
-from assistant.web.plan_chart import OPTIONS_DRAWN, nice_axis, plan_chart, render_plan_chart
 from assistant.web.tables import ranked_tables
 from tests.fakes.artifacts import make_estimate, make_option, make_ranking
 from tools.catalog import builtin_catalog

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.web.cost_chart import (
+from assistant.web.charts.cost import (
     axis_labels,
     cost_caption,
     cost_chart,

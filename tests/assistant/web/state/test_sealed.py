@@ -10,8 +10,8 @@ import pytest
 
 import app
 from assistant.agent.conversation import Assistant
-from assistant.web.sealed import MAX_TOKEN_CHARS, BrowserSeal
-from assistant.web.session import BROWSER_KEY_FILE, WebSession
+from assistant.web.state.sealed import MAX_TOKEN_CHARS, BrowserSeal
+from assistant.web.state.session import BROWSER_KEY_FILE, WebSession
 from tests.fakes.app import TinyKnowledge, make_settings
 from tests.fakes.catalogs import web_catalog
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assistant.web.feedback import (
+from assistant.web.state.feedback import (
     MAX_TEXT_CHARS,
     append_feedback,
     feedback_path,

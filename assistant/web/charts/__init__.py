@@ -4,7 +4,7 @@ One horizontal bar stacks the per-GPU parts of one estimate (weights, gradients,
 activations, overhead, in GiB); a dashed vertical line marks each GPU the user compares it with,
 green when the estimate fits under it and red when it does not. This is the estimate as set up in
 the tab (its GPU count and sharding); the advisor's panel draws each ranked option's own plan
-instead (`assistant.web.plan_chart`). Figures are written in the interface language; every text
+instead (`assistant.web.charts.plan`). Figures are written in the interface language; every text
 is escaped.
 """
 

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from assistant.agent.conversation import Session
-from assistant.web.session import MAX_SAVED_MESSAGES, WebSession, browser_secret
+from assistant.web.state.session import MAX_SAVED_MESSAGES, WebSession, browser_secret
 from tools.job import JobSpec
 
 
