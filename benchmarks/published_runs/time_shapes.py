@@ -25,11 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from assistant.cli.job_args import add_job_arguments, job_spec
+from benchmarks.published_runs.cases import PublishedCase
+from benchmarks.published_runs.memory import case_spec
 from benchmarks.published_runs.time_cases import case_job, load_cases
 from tools.advice import resolve_job
 from tools.catalog.instances import Instance
 from tools.errors import AdvisorError
 from tools.gpus import find_gpu, matching_gpu_ids
+from tools.job.spec import MECHANISM_FIELDS
 from tools.memory import EstimateInput
 from tools.ranking import RankRequest, Workload, rank
 from tools.ranking.plans import is_offload
@@ -129,7 +132,13 @@ def memory_runs(shared: Path, configs: Path) -> list[tuple[str, str]]:
         flags = [f.replace("{configs}", str(configs)) for f in case.get("gpu_advisor_flags", [])]
         try:
             args = parser.parse_args(_without_plan(flags))
-            resolved = resolve_job(job_spec(args, ("training", "plan")))
+            spec = job_spec(args, ("training", "plan"))
+            # the stack it ran on and the mechanisms its words name, as the memory benchmark
+            # reads them (the plan is left to the ranking)
+            ran_on = case_spec(PublishedCase.model_validate(case), configs)
+            kept = {n: getattr(ran_on, n) for n in ("stack", *MECHANISM_FIELDS)}
+            spec = spec.model_copy(update={n: v for n, v in kept.items() if v is not None})
+            resolved = resolve_job(spec)
         except (AdvisorError, SystemExit) as exc:
             rows.append((case["id"], f"skipped: flags not accepted ({exc})"))
             continue
