@@ -188,7 +188,11 @@ def estimate_job(spec: JobSpec, *, strict: bool = True) -> tuple[ResolvedJob, Me
         def value_of(name: str, method: str | None) -> Any:
             return _value(spec, name, assumed, method)
 
-        result = estimate_image_spec(spec, image, value_of, assumed)
+        side = spec.resolution or image.default_resolution  # the model's own default size
+        if spec.resolution is None:
+            reason = DEFAULTS["resolution"].reason
+            assumed.append(Assumed(field="resolution", value=side, reason=reason))
+        result = estimate_image_spec(spec, image, value_of, side)
         return ResolvedJob(spec=spec, assumed=assumed), result
     resolved = resolve_job(spec, strict=strict)
     if resolved.estimate_input is None:

@@ -67,24 +67,10 @@ def check_language_job(spec: JobSpec, strict: bool) -> JobSpec:
     return spec.model_copy(update=dict.fromkeys(given)) if given else spec
 
 
-def _resolution(spec: JobSpec, model: MultimodalModel, assumed: list[Any]) -> int:
-    from tools.advice import Assumed
-    from tools.job import DEFAULTS
-
-    if spec.resolution is not None:
-        return spec.resolution
-    side = model.default_resolution
-    assumed.append(Assumed(field="resolution", value=side, reason=DEFAULTS["resolution"].reason))
-    return side
-
-
-def estimate_image_spec(
-    spec: JobSpec, model: MultimodalModel, value_of: ValueOf, assumed: list[Any]
-) -> Any:
-    """The MemoryEstimate of `spec` on `model`; every default used is recorded by `value_of`
-    (or, for the resolution, in `assumed`)."""
+def estimate_image_spec(spec: JobSpec, model: MultimodalModel, value_of: ValueOf, side: int) -> Any:
+    """The MemoryEstimate of `spec` on `model` at `side` px; every default used is recorded by
+    `value_of`."""
     method = value_of("method", None)
-    side = _resolution(spec, model, assumed)
     if isinstance(model, DiffusionModel):
         names = [n for n in DIFFUSION_FIELDS if n not in ("method", "resolution")]
         values = {name: value_of(name, method) for name in names}

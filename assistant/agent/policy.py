@@ -19,7 +19,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict
 
 from assistant.agent.outcomes import turn_outcomes
-from assistant.agent.turn import TurnContext, fold_messages, next_step
+from assistant.agent.routes import next_step
+from assistant.agent.turn import TurnContext, fold_messages
 from tools.catalog.instances import Catalog
 
 __all__ = ["OfflinePolicy"]

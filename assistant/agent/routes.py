@@ -2,19 +2,24 @@
 
 `calls_for(ctx, outcomes)` is asked again after every round of tool results (a "why not" needs
 the ranking of the GPU asked about before it knows whether to rank it without the limits);
-`compose_for(ctx, outcomes)` writes the answer from this turn's artifacts only.
+`compose_for(ctx, outcomes)` writes the answer from this turn's artifacts only; `next_step`
+returns the calls still missing, or the final answer in the user's language.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
+
+from langchain_core.messages import AIMessage
 
 from assistant.agent.outcomes import ToolOutcome
 from assistant.agent.turn import (
     GUIDANCE_K,
     PlannedCall,
     TurnContext,
+    _answer,
     _artifact,
     _passages,
     _search,
@@ -35,7 +40,7 @@ from tools.gpus import lookup_gpu
 from tools.memory import MemoryEstimate
 from tools.ranking import RankResult
 
-__all__ = ["calls_for", "compose_for", "family_label"]
+__all__ = ["calls_for", "compose_final", "compose_for", "family_label", "next_step"]
 
 MAX_SIZES = 2  # memory sizes a fit check tries for one GPU family ("A100": 40 and 80 GB)
 MAX_SIDES = 3  # GPUs compared side by side
@@ -250,3 +255,48 @@ def _why_not_answer(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> Answer
     return compose_why_not_answer(
         ctx.lang, target[0], rankings[0], side, relaxed, ctx.state, estimate
     )
+
+
+# ------------------------------------------------------------------------------ the step
+
+
+def planned_calls(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[PlannedCall]:
+    """Every tool call the turn needs, given what has run so far."""
+    return calls_for(ctx, outcomes)
+
+
+def next_step(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[PlannedCall] | AIMessage:
+    """The tool calls still missing, or the final answer."""
+    failed = next((o for o in outcomes if o.status == "error"), None)
+    if failed is not None:
+        return _answer(compose.compose_tool_error(ctx.lang, failed.name, _error_of(failed)))
+    planned = [(c.name, c.args) for c in planned_calls(ctx, outcomes)]
+    done = [(o.name, o.args) for o in outcomes]
+    missing = [PlannedCall(*call) for call in planned if call not in done]
+    if missing:
+        return missing
+    # Compose from the policy's own calls only (a model may have called the tools differently
+    # before the policy took over).
+    return _answer(compose_final(ctx, [o for o in outcomes if (o.name, o.args) in planned]))
+
+
+def _error_of(outcome: ToolOutcome) -> dict[str, Any]:
+    try:
+        error = json.loads(outcome.content)["error"]
+    except (ValueError, KeyError, TypeError):
+        return {"type": "ToolError", "message": outcome.content}
+    return error if isinstance(error, dict) else {"type": "ToolError", "message": str(error)}
+
+
+def compose_final(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> compose.Answer:
+    """The answer from this turn's artifacts, in the turn's language."""
+    if ctx.plan_error is not None:
+        return compose.compose_tool_error(
+            ctx.lang,
+            "estimate_memory",
+            {
+                "type": type(ctx.plan_error).__name__,
+                "message": str(ctx.plan_error),
+            },
+        )
+    return compose_for(ctx, outcomes)

@@ -1,10 +1,10 @@
 """One turn of the offline brain: what the turn knows, which tool calls it needs, and its answer.
 
 `plan_turn` folds the user's message into the job state and resolves the job
-(`tools.advice.resolve_job`, leniently); `planned_calls` lists every tool call the turn needs,
-given what has run so far, with the arguments the conversation gave (the tools resolve the rest
-with the same defaults); `next_step` returns the calls still missing, or the final answer
-composed from the turn's artifacts in the user's language.
+(`tools.advice.resolve_job`, leniently); `job_calls` and `image_calls` build the tool calls of a
+job with the arguments the conversation gave (the tools resolve the rest with the same
+defaults), `job_answer` and `image_answer` the answers from their results.
+`assistant.agent.routes` chooses among them per intent and takes the step.
 
 Every message is routed to one of eight intents (`assistant.extract.routing`); what each needs
 and how it is answered is `assistant.agent.routes`. Decisions, in order:
@@ -21,7 +21,6 @@ and how it is answered is `assistant.agent.routes`. Decisions, in order:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,9 +58,7 @@ __all__ = [
     "job_answer",
     "job_calls",
     "job_tool_args",
-    "next_step",
     "plan_turn",
-    "planned_calls",
     "rank_tool_args",
 ]
 
@@ -250,13 +247,6 @@ def _is(outcome: ToolOutcome, call: PlannedCall) -> bool:
     return outcome.name == call.name and outcome.args == call.args
 
 
-def planned_calls(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[PlannedCall]:
-    """Every tool call the turn needs, given what has run so far."""
-    from assistant.agent.routes import calls_for
-
-    return calls_for(ctx, outcomes)
-
-
 def job_calls(
     ctx: TurnContext, outcomes: Sequence[ToolOutcome], caveats: bool
 ) -> list[PlannedCall]:
@@ -273,51 +263,12 @@ def job_calls(
     return calls
 
 
-def next_step(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[PlannedCall] | AIMessage:
-    """The tool calls still missing, or the final answer."""
-    failed = next((o for o in outcomes if o.status == "error"), None)
-    if failed is not None:
-        return _answer(compose.compose_tool_error(ctx.lang, failed.name, _error_of(failed)))
-    planned = [(c.name, c.args) for c in planned_calls(ctx, outcomes)]
-    done = [(o.name, o.args) for o in outcomes]
-    missing = [PlannedCall(*call) for call in planned if call not in done]
-    if missing:
-        return missing
-    # Compose from the policy's own calls only (a model may have called the tools differently
-    # before the policy took over).
-    return _answer(compose_final(ctx, [o for o in outcomes if (o.name, o.args) in planned]))
-
-
-def _error_of(outcome: ToolOutcome) -> dict[str, Any]:
-    try:
-        error = json.loads(outcome.content)["error"]
-    except (ValueError, KeyError, TypeError):
-        return {"type": "ToolError", "message": outcome.content}
-    return error if isinstance(error, dict) else {"type": "ToolError", "message": str(error)}
-
-
 def _passages(outcomes: Sequence[ToolOutcome]) -> list[Any]:
     found = []
     for outcome in outcomes:
         if isinstance(outcome.artifact, KnowledgeResult):
             found.extend(outcome.artifact.passages)
     return found
-
-
-def compose_final(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> compose.Answer:
-    """The answer from this turn's artifacts, in the turn's language."""
-    if ctx.plan_error is not None:
-        return compose.compose_tool_error(
-            ctx.lang,
-            "estimate_memory",
-            {
-                "type": type(ctx.plan_error).__name__,
-                "message": str(ctx.plan_error),
-            },
-        )
-    from assistant.agent.routes import compose_for
-
-    return compose_for(ctx, outcomes)
 
 
 def job_answer(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> compose.Answer | None:

@@ -9,8 +9,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from assistant.agent.outcomes import turn_outcomes
+from assistant.agent.routes import next_step
 from assistant.agent.toolbox import ToolResources, build_tools
-from assistant.agent.turn import CAVEAT_QUERIES, PlannedCall, TurnContext, next_step, plan_turn
+from assistant.agent.turn import CAVEAT_QUERIES, PlannedCall, TurnContext, plan_turn
 from assistant.answers.i18n import message as i18n_message
 from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog
