@@ -117,6 +117,12 @@ class ToolResources:
                 self._catalog = self._load_catalog()
             return self._catalog
 
+    def reload_catalog(self) -> None:
+        """Load the catalog again at its next use (after a price refresh); a turn already
+        ranking keeps the catalog it started with."""
+        with self._lock:
+            self._catalog = None
+
     def knowledge(self) -> KnowledgeSearch:
         with self._lock:
             if self._knowledge is None:

@@ -44,7 +44,9 @@ from assistant.web.blocks.style import CSS
 from assistant.web.public_api import PublicApi
 from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import ui_text
+from tools.catalog.refresh.background import BackgroundRefresh
 from tools.errors import AdvisorError
+from tools.redaction import install_log_redaction
 
 __all__ = ["build_demo", "endpoint", "launch_options", "main", "settings_from_args"]
 
@@ -197,8 +199,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         os.environ.setdefault(key, value)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     settings = settings_from_args(argv)
+    install_log_redaction(settings.secrets())  # no key or password in any log line
     assistant = Assistant(settings)
     demo = build_demo(settings, assistant=assistant)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
     threading.Thread(target=assistant.warm_up, name="warm-up", daemon=True).start()
+    if settings.catalog_refresh_hours is not None:
+        BackgroundRefresh(
+            settings.data_dir, settings.refresh_config(), settings.catalog_refresh_hours,
+            on_updated=assistant.resources.reload_catalog,
+        ).start()  # fmt: skip
     demo.launch(**launch_options(settings))

@@ -72,16 +72,31 @@ class App:
         # Launch-spec downloads: outside data_dir (which is never served), removed at exit.
         self._exports = tempfile.TemporaryDirectory(prefix="gpu-advisor-exports-")
         self.export_dir = Path(self._exports.name)
-        # Read once here: the knowledge base may still be loading when the first page opens.
+        # Read here: the knowledge base may still be loading when the first page opens.
         self._catalog = assistant.resources.catalog()
         self._instances = {item.id: item for item in self._catalog}
-        self.outputs = Outputs(self._catalog, self._instances, self.export_dir)
+        self._outputs = Outputs(self._catalog, self._instances, self.export_dir)
         self.seal = BrowserSeal(browser_secret(settings.data_dir))
 
+    def _follow_catalog(self) -> None:
+        """Take the assistant's catalog when a price refresh replaced it."""
+        current = self.assistant.resources.catalog()
+        if current is not self._catalog:
+            self._catalog = current
+            self._instances = {item.id: item for item in current}
+            self._outputs = Outputs(current, self._instances, self.export_dir)
+
+    @property
+    def outputs(self) -> Outputs:
+        self._follow_catalog()
+        return self._outputs
+
     def catalog(self) -> Catalog:
+        self._follow_catalog()
         return self._catalog
 
     def instances(self) -> dict[str, Instance]:
+        self._follow_catalog()
         return self._instances
 
     def form_outputs(self, web: WebSession) -> tuple[Any, ...]:
@@ -139,7 +154,7 @@ class App:
 
     def after_turn(self, web: WebSession) -> tuple[Any, ...]:
         """Form and panel after a turn; the cost chart gets every option that fits."""
-        web.panel = complete_options(web.panel, web.session.state, self._catalog)
+        web.panel = complete_options(web.panel, web.session.state, self.catalog())
         return (*self.form_outputs(web), *self.panel_outputs(web))
 
     def feedback(self, web: WebSession | None, like: gr.LikeData) -> None:
@@ -161,7 +176,7 @@ class App:
         header = request.headers.get("accept-language") if request else None
         web = WebSession.from_browser(self.seal.open(raw), language_from_header(header))
         if web.session.state.model is not None:
-            web.panel = compute_panel(web.session.state, self._catalog)
+            web.panel = compute_panel(web.session.state, self.catalog())
         session, chat, *rest = self.job_outputs(web)
         return (session, chat, web.ui_lang, web.answer_lang, *rest)
 
@@ -208,7 +223,7 @@ class App:
         before = web.session.state
         form = values_from_widgets(dict(zip(FORM_FIELDS, fields, strict=True)), currency)
         web.session.state = spec_from_form(form, before)
-        self._changed(web, before, compute_panel(web.session.state, self._catalog))
+        self._changed(web, before, compute_panel(web.session.state, self.catalog()))
         return self.job_outputs(web)
 
     @guarded(_JOB_OUTPUTS, _lang)
@@ -226,7 +241,7 @@ class App:
             return tuple(gr.skip() for _ in range(_JOB_OUTPUTS))
         before = web.session.state
         web.session.state = before.model_copy(update={"model": arch})
-        data = compute_panel(web.session.state, self._catalog)
+        data = compute_panel(web.session.state, self.catalog())
         data.notes.insert(
             0,
             PanelNote(key="upload_done", values={"name": arch.name, "params": arch.total_params()}),

@@ -28,6 +28,7 @@ from assistant.web.state.session import WebSession
 from tests.fakes.app import TinyKnowledge, make_settings
 from tests.fakes.catalogs import web_catalog
 from tools.architectures.architecture import ModelArch
+from tools.catalog.instances import Catalog
 from tools.job import JobSpec
 
 SKIP = {"__type__": "update"}
@@ -259,3 +260,16 @@ def test_html_in_a_message_is_shown_as_text_and_stored_as_written(ui: App) -> No
     assert web.chat[0]["content"] == text, "the conversation keeps what was written"
     restored = str(ui.chat_output(web).value)  # what a reload shows
     assert "&lt;img" in restored and "<img" not in restored
+
+
+def test_the_app_follows_the_catalog_a_price_refresh_reloads(ui: App) -> None:
+    """After the background refresh's reload, the panel, tables and catalog tab use the new
+    prices; until then, the catalog read at start."""
+    before = ui.catalog()
+    assert len(ui.instances()) == 3
+    fewer = Catalog([item for item in before if item.provider != "runpod"])
+    ui.assistant.resources._load_catalog = lambda: fewer  # what load_catalog reads after a refresh
+    assert ui.catalog() is before, "no reload asked: the catalog stays"
+    ui.assistant.resources.reload_catalog()
+    assert ui.catalog() is fewer and sorted(ui.instances()) == sorted(i.id for i in fewer)
+    assert ui.outputs is ui.outputs, "the outputs are rebuilt once per new catalog"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import threading
 import time
 import zipfile
 from collections.abc import Iterator
@@ -458,3 +459,53 @@ def test_live_queries_need_credentials_and_are_time_bounded(
     assert report.results[0].message.startswith(
         "failed: live query of vastai timed out after 0.2 s"
     )
+
+
+# ------------------------------------------------------------------ the app's background refresh
+
+
+def test_background_refresh_reports_an_update_once_and_keeps_running_through_failures(
+    tmp_path: Path, server: CatalogServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tools.catalog.refresh.background import BackgroundRefresh
+
+    publish(server, "aws", "v1", AWS_ITEMS)
+    updates: list[int] = []
+
+    def run(data: Path, cfg: RefreshConfig | None, hours: float) -> RefreshReport:
+        return refresh_catalogs(data, cfg, providers=["aws"], max_age=timedelta(hours=hours))
+
+    job = BackgroundRefresh(tmp_path, config(server), 6.0, lambda: updates.append(1), refresh=run)
+    assert job.check_every_s == 3600.0, "a due provider waits at most an hour"
+    first = job.run_once()
+    assert first is not None and [r.status for r in first.results] == ["updated"]
+    assert updates == [1], "the app reloads its catalog after an update"
+    second = job.run_once()
+    assert second is not None and [r.status for r in second.results] == ["fresh"]
+    assert updates == [1], "nothing new: no reload"
+    assert per_provider(tmp_path, "gpuhunt") == {"aws": 4}, "the published rows are in the catalog"
+
+    def broken(data: Path, cfg: RefreshConfig | None, hours: float) -> RefreshReport:
+        raise OSError("disk full")
+
+    failing = BackgroundRefresh(tmp_path, None, 1.0, lambda: updates.append(2), refresh=broken)
+    assert failing.run_once() is None and updates == [1] and failing.runs == 1
+    assert "background price refresh failed: OSError" in caplog.text
+    with pytest.raises(InvalidInputError, match="catalog_refresh_hours: got 0"):
+        BackgroundRefresh(tmp_path, None, 0, lambda: None)
+
+
+def test_background_refresh_thread_runs_at_start_and_stops(tmp_path: Path) -> None:
+    from tools.catalog.refresh.background import BackgroundRefresh
+
+    ran = threading.Event()
+
+    def run(data: Path, cfg: RefreshConfig | None, hours: float) -> RefreshReport:
+        ran.set()
+        return RefreshReport(started_at=NOW, finished_at=NOW, results=[])
+
+    job = BackgroundRefresh(tmp_path, None, 2.0, lambda: None, refresh=run, check_every_s=60.0)
+    job.start()
+    assert ran.wait(5.0), "the first check runs at start"
+    job.stop(timeout_s=5.0)
+    assert job._thread is not None and not job._thread.is_alive()
