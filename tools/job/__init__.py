@@ -14,9 +14,8 @@ from tools.job.spec import (
     FieldGroup,
     FieldName,
     JobSpec,
-    JobUpdate,
-    apply_update,
 )
+from tools.job.update import JobUpdate, apply_update
 
 __all__ = [
     "DEFAULTS",

@@ -4,7 +4,7 @@
 stated default of `tools.job.defaults` when the job is resolved (`tools.advice.resolve_job`),
 which lists each default it used. Every interface derives from this class: the command-line
 flags of `estimate` and `rank`, the LangChain tool schemas, the MCP and HTTP API endpoints, the
-web form and the conversation's state (a conversation amends it turn by turn with `JobUpdate`).
+web form and the conversation's state (amended turn by turn: `tools.job.update`).
 
 Units: memory in GiB (2^30 bytes), time in hours, money as `Money` (amount and currency; catalog
 prices are USD), data in tokens or samples. The fields fall in five groups (`FIELD_GROUPS`):
@@ -16,7 +16,7 @@ stack's profile value (tools/memory/stacks/profiles.py).
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, Self, get_args
+from typing import Any, Final, Self, get_args
 
 from pydantic import (
     BaseModel,
@@ -46,6 +46,7 @@ from tools.enums import (
     Stack,
 )
 from tools.errors import invalid_input
+from tools.job.fields import FIELD_GROUPS, IMAGE_FIELDS, MECHANISM_FIELDS, FieldGroup, FieldName
 from tools.job.limits import (
     MAX_BATCH,
     MAX_CONTEXT_GIB,
@@ -64,7 +65,6 @@ from tools.job.limits import (
 from tools.job.money import Money
 
 __all__ = [
-    "EXCLUSIVE",
     "FIELD_GROUPS",
     "IMAGE_FIELDS",
     "JOB_FIELDS",
@@ -72,11 +72,7 @@ __all__ = [
     "FieldGroup",
     "FieldName",
     "JobSpec",
-    "JobUpdate",
-    "apply_update",
 ]
-
-FieldGroup = Literal["model", "training", "plan", "data", "limits"]
 
 
 class JobSpec(BaseModel):
@@ -389,87 +385,4 @@ class JobSpec(BaseModel):
 
 
 JOB_FIELDS: Final[tuple[str, ...]] = tuple(JobSpec.model_fields)
-# The memory mechanisms of a training stack: each open one takes the stack profile's value
-# (tools/memory/stacks/profiles.py).
-MECHANISM_FIELDS: Final = (
-    "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
-    "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm",
-    "compile",
-)  # fmt: skip
-# How image models train (diffusion and vision-language models); open ones take the values of
-# tools/job/defaults.py for those models and are not used for language models.
-IMAGE_FIELDS: Final = (
-    "resolution", "dreambooth", "prior_preservation", "train_text_encoder", "cache_latents",
-    "cache_text_embeddings", "ema", "train_vision_tower", "images_per_sample",
-)  # fmt: skip
-FIELD_GROUPS: Final[dict[FieldGroup, tuple[str, ...]]] = {
-    "model": ("model",),
-    "training": (
-        "method", "precision", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
-        "lora_dropout", "qlora_double_quant", "micro_batch_size", "seq_len",
-        "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
-        "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
-        "stack", *MECHANISM_FIELDS, *IMAGE_FIELDS,
-    ),
-    "plan": ("num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params"),
-    "data": ("tokens", "samples", "epochs", "images", "steps"),
-    "limits": (
-        "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
-        "max_vram_gib", "min_gpus", "max_gpus", "interconnect", "max_nodes", "objective",
-    ),
-}  # fmt: skip
-FieldName = Literal[
-    "model", "method", "precision", "optimizer", "lora_rank", "lora_alpha", "lora_targets",
-    "lora_dropout", "qlora_double_quant", "micro_batch_size", "seq_len",
-    "gradient_checkpointing", "attention", "gradient_accumulation_steps", "tensor_parallel",
-    "sequence_parallel", "engine", "optimizer_impl", "cuda_context_gib", "fragmentation",
-    "stack", "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
-    "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm",
-    "compile", "resolution", "dreambooth", "prior_preservation", "train_text_encoder",
-    "cache_latents", "cache_text_embeddings", "ema", "train_vision_tower", "images_per_sample",
-    "num_gpus", "zero_stage", "sharding", "offload_optimizer", "offload_params",
-    "tokens", "samples", "epochs", "images", "steps",
-    "max_price_per_hour", "budget", "deadline_hours", "spot", "providers", "regions", "gpus",
-    "max_vram_gib", "min_gpus", "max_gpus", "interconnect", "max_nodes", "objective",
-]  # fmt: skip
-# Fields that describe the same thing: setting one clears the others (data is tokens or samples).
-EXCLUSIVE: Final[dict[str, tuple[str, ...]]] = {
-    "tokens": ("samples", "images"),
-    "samples": ("tokens", "images"),
-    "images": ("tokens", "samples"),
-    "steps": ("epochs",),
-    "epochs": ("steps",),
-}
 assert set(get_args(FieldName)) == set(JOB_FIELDS), "FieldName lists every JobSpec field"
-
-
-class JobUpdate(JobSpec):
-    """What one message or form edit says about the job: the fields it sets, and the fields it
-    resets to open."""
-
-    clear: list[FieldName] = Field(
-        default_factory=list, description="fields the message resets to open"
-    )
-
-    def given(self) -> dict[str, object]:
-        """The fields this update sets, by name."""
-        return {name: getattr(self, name) for name in JOB_FIELDS if getattr(self, name) is not None}
-
-    def is_empty(self) -> bool:
-        """True when the update sets and resets nothing."""
-        return not self.clear and not self.given()
-
-
-def apply_update(spec: JobSpec, update: JobUpdate) -> JobSpec:
-    """The job after one update: reset what `update.clear` names, then every field the update
-    sets replaces the old value (lists too: 'on RunPod or Lambda' replaces the providers)."""
-    values = dict(spec)
-    for cleared in update.clear:
-        values[cleared] = None
-    given = update.given()
-    for name, value in given.items():
-        values[name] = value
-        for other in EXCLUSIVE.get(name, ()):
-            if other not in given:
-                values[other] = None
-    return JobSpec.model_validate(values)
