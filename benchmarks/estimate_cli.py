@@ -148,7 +148,7 @@ def published_figures() -> list[tuple[str, str, str]]:
     sys.path.insert(0, str(ROOT))
     from tools.architectures.registry import lookup_model
     from tools.memory import EstimateInput, estimate
-    from tools.memory.model_states import shard_model_states
+    from tools.memory.states.model_states import shard_model_states
 
     rows = []
     psi = 7_500_000_000
@@ -218,7 +218,7 @@ def deepspeed_rows(model: Any) -> list[tuple[str, str, str]]:
     the optimizer step, the one moment that holds all three (the peak, inside the backward
     pass, has no gradients yet)."""
     from tools.memory import EstimateInput, estimate
-    from tools.memory.inventory import largest_module_params
+    from tools.memory.states.inventory import largest_module_params
 
     psi, largest, gpus, gib = model.total_params(), largest_module_params(model), 8, 2**30
     ds = {

@@ -38,7 +38,7 @@ from benchmarks.published_runs.cases import (
 )
 from tools.job import JobSpec
 from tools.memory import MemoryEstimate
-from tools.memory.published_band import BAND_FILE, QUANTILE
+from tools.memory.bands.published_band import BAND_FILE, QUANTILE
 
 MEMORY_FILE = "gpu_memory_published.json"
 GIB = 2**30

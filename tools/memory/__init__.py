@@ -2,14 +2,14 @@
 
 `inputs` defines `EstimateInput` (one resolved training setup, checked), `estimator` the
 estimate itself, `results` what it returns. The rule modules count one part each, every constant
-with its source: `constants` byte counts, `dtypes` saved-tensor types, `inventory` a model's
-parameter tensors and LoRA adapters, `model_states` weights, gradients and optimizer state per
-GPU, `optimizer_step` the step's temporaries, `layers` what one transformer layer saves,
-`activations` what autograd keeps for the whole model, `peak` the moments of a step, `assemble`
-the glue, `assumptions` the sentences, `calibration` the CPU band and `published_band` the band
-from published GPU runs. `stacks/` holds how each training stack allocates (its profile of
-mechanisms, loss implementations, checkpointing policies, DeepSpeed's buffers, QLoRA's 4-bit
-layers, the reported figures).
+with its source: `constants` byte counts, `dtypes` saved-tensor types, `states/` the model states
+(a model's parameter tensors and LoRA adapters, weights, gradients and optimizer state per GPU,
+the optimizer step's temporaries), `layers` what one transformer layer saves, `activations`
+what autograd keeps for the whole model, `peak` the moments of a step, `assemble` the glue,
+`assumptions` the sentences, `bands/` the uncertainty band (from published GPU runs, and the CPU
+calibration's). `stacks/` holds how each training stack allocates (its profile of mechanisms,
+loss implementations, checkpointing policies, DeepSpeed's buffers, QLoRA's 4-bit layers, the
+reported figures); `images/` diffusion and vision-language fine-tuning.
 """
 
 from tools.memory.estimator import estimate, estimate_for

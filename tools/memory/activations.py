@@ -18,7 +18,6 @@ from math import ceil
 
 from tools.architectures.architecture import ModelArch
 from tools.memory import constants as c
-from tools.memory.inventory import ROUTED_EXPERT_LINEARS, linear_modules
 from tools.memory.layers import (
     DROPOUT_FAMILIES,
     ActivationConfig,
@@ -29,6 +28,7 @@ from tools.memory.layers import (
 )
 from tools.memory.stacks.checkpointing import offload_residue, op_level_kept
 from tools.memory.stacks.loss import loss_bytes
+from tools.memory.states.inventory import ROUTED_EXPERT_LINEARS, linear_modules
 
 __all__ = [
     "DROPOUT_FAMILIES",

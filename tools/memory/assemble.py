@@ -7,10 +7,10 @@ from math import ceil
 from tools.memory import constants as c
 from tools.memory.activations import ActivationConfig, Activations
 from tools.memory.inputs import LORA_METHODS, EstimateInput
-from tools.memory.inventory import PhysicalLinear, linear_modules
-from tools.memory.model_states import ModelStates, StatesConfig
 from tools.memory.peak import StepInputs
 from tools.memory.results import ActivationsDetail, BytesPerParam, LayerActivations
+from tools.memory.states.inventory import PhysicalLinear, linear_modules
+from tools.memory.states.model_states import ModelStates, StatesConfig
 
 
 def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> StatesConfig:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from tools.memory import constants as c
 from tools.memory.activations import Activations
-from tools.memory.calibration import CalibrationBand
+from tools.memory.bands.calibration import CalibrationBand
+from tools.memory.bands.published_band import BandGroup
 from tools.memory.dtypes import saved_dtypes
 from tools.memory.inputs import EstimateInput
-from tools.memory.inventory import PhysicalLinear, total_params
-from tools.memory.model_states import ModelStates, adapter_bytes
-from tools.memory.published_band import BandGroup
 from tools.memory.results import ReportedFigures
 from tools.memory.stacks.describe import stack_sentences
 from tools.memory.stacks.quantized import qlora_sentences
+from tools.memory.states.inventory import PhysicalLinear, total_params
+from tools.memory.states.model_states import ModelStates, adapter_bytes
 from tools.units import GB, format_gib
 
 

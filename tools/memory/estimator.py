@@ -22,12 +22,10 @@ from tools.memory.assemble import (
     step_inputs,
 )
 from tools.memory.assumptions import describe
-from tools.memory.calibration import CalibrationBand, calibration_band
+from tools.memory.bands.calibration import CalibrationBand, calibration_band
+from tools.memory.bands.published_band import BandGroup, band_for
 from tools.memory.inputs import LORA_METHODS, EstimateInput
-from tools.memory.inventory import PhysicalLinear, resolve_targets
-from tools.memory.model_states import compute_model_states
 from tools.memory.peak import peak_moment, step_moments
-from tools.memory.published_band import BandGroup, band_for
 from tools.memory.results import (
     HostRam,
     MemoryBreakdown,
@@ -36,6 +34,8 @@ from tools.memory.results import (
     MomentBytes,
 )
 from tools.memory.stacks.reporting import overhead
+from tools.memory.states.inventory import PhysicalLinear, resolve_targets
+from tools.memory.states.model_states import compute_model_states
 
 __all__ = ["estimate", "estimate_for"]
 

@@ -45,8 +45,8 @@ from tools.job.limits import (
     zero_alias,
 )
 from tools.memory.activations import DROPOUT_FAMILIES
-from tools.memory.inventory import resolve_targets
 from tools.memory.stacks.profiles import MECHANISMS, Mechanisms, resolve_mechanisms
+from tools.memory.states.inventory import resolve_targets
 from tools.units import GIB
 
 __all__ = ["LORA_METHODS", "EstimateInput"]

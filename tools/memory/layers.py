@@ -18,7 +18,7 @@ from math import ceil
 from tools.architectures.architecture import ModelArch
 from tools.memory import constants as c
 from tools.memory.dtypes import SavedDtypes, saved_dtypes
-from tools.memory.inventory import ROUTED_EXPERT_LINEARS, PhysicalLinear, physical_linears
+from tools.memory.states.inventory import ROUTED_EXPERT_LINEARS, PhysicalLinear, physical_linears
 
 # Families whose Hugging Face eager attention runs softmax in fp32 (`softmax(..., dtype=float32)`
 # then `.to(query.dtype)`); GPT-2 and BERT run it in the activation dtype.

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.published_runs.memory import CaseResult, band_groups, run, summarise
-from tools.memory.published_band import published_bands
+from tools.memory.bands.published_band import published_bands
 
 
 @cache

@@ -17,8 +17,8 @@ from tests.fakes.jobs import bare_input
 from tests.tools.memory.test_estimator_models import gpt2_small, llama31_8b
 from tools.architectures.architecture import ModelArch
 from tools.memory import MemoryEstimate, estimate
-from tools.memory.calibration import calibration_band
-from tools.memory.published_band import band_for
+from tools.memory.bands.calibration import calibration_band
+from tools.memory.bands.published_band import band_for
 
 N8B = 8_030_261_248
 LLAMA_EMBED = 128_256 * 4096  # the largest tensor of Llama 3.1 8B (embed_tokens, lm_head)

@@ -10,14 +10,14 @@ import pytest
 
 from tests.tools.memory.test_estimator_models import gpt2_small, llama31_8b
 from tools.architectures.architecture import ModelArch
-from tools.memory.inventory import (
+from tools.memory.states.inventory import (
     adapter_tensors,
     largest_module_params,
     param_tensors,
     physical_linears,
     resolve_targets,
 )
-from tools.memory.model_states import (
+from tools.memory.states.model_states import (
     ModelStates,
     StatesConfig,
     compute_model_states,

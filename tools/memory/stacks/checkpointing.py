@@ -23,8 +23,8 @@ from math import ceil
 from typing import Final
 
 from tools.memory import constants as c
-from tools.memory.inventory import physical_linears
 from tools.memory.layers import ActivationConfig
+from tools.memory.states.inventory import physical_linears
 
 __all__ = ["OFFLOAD_STASH", "offload_residue", "op_level_kept"]
 

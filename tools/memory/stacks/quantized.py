@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tools.memory.activations import Activations
 from tools.memory.inputs import EstimateInput
-from tools.memory.model_states import ModelStates
+from tools.memory.states.model_states import ModelStates
 from tools.units import GB, format_gib
 
 __all__ = ["qlora_sentences"]

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from math import ceil
 
 from tools.memory.inputs import EstimateInput
-from tools.memory.model_states import ModelStates
 from tools.memory.peak import Moment
 from tools.memory.results import OverheadDetail, ReportedFigures
+from tools.memory.states.model_states import ModelStates
 
 __all__ = ["Overhead", "overhead"]
 

@@ -22,7 +22,7 @@ from tools.architectures.architecture import ModelArch
 from tools.enums import Checkpointing, Precision
 from tools.errors import InvalidInputError
 from tools.gpus import GPUSpec
-from tools.memory.inventory import PhysicalLinear
+from tools.memory.states.inventory import PhysicalLinear
 from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.flops import TokenFlops
 

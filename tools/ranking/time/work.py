@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from tools.architectures.architecture import ModelArch
 from tools.enums import Checkpointing, Method, Precision
 from tools.memory import LORA_METHODS, EstimateInput
-from tools.memory.inventory import resolve_targets
+from tools.memory.states.inventory import resolve_targets
 from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.flops import TokenFlops, token_flops
 from tools.ranking.time.kernels import TokenTimes, memory_bound_bytes

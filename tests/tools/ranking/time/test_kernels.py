@@ -7,7 +7,7 @@ import pytest
 from tools.architectures.registry import resolve_model
 from tools.errors import InvalidInputError
 from tools.gpus import GPUSpec
-from tools.memory.inventory import resolve_targets
+from tools.memory.states.inventory import resolve_targets
 from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.flops import TokenFlops
 from tools.ranking.time.kernels import memory_bound_bytes, peak_tflops, token_times

@@ -17,7 +17,8 @@ from typing import cast
 from tools.architectures.architecture import ModelArch
 from tools.enums import ResolvedOptimizerImpl
 from tools.memory import constants as c
-from tools.memory.inventory import (
+from tools.memory.stacks.deepspeed import ZeroExtras, zero_extras
+from tools.memory.states.inventory import (
     ParamTensor,
     PhysicalLinear,
     adapter_tensors,
@@ -27,8 +28,7 @@ from tools.memory.inventory import (
     param_tensors,
     total_params,
 )
-from tools.memory.optimizer_step import optimizer_temporaries
-from tools.memory.stacks.deepspeed import ZeroExtras, zero_extras
+from tools.memory.states.optimizer_step import optimizer_temporaries
 
 _TP_SPLIT_KINDS = frozenset({"linear", "bias", "embedding"})
 
@@ -49,7 +49,9 @@ class StatesConfig:
     tensor_parallel: int
     offload_optimizer: bool
     engine: str = "deepspeed"  # pytorch: autocast over fp32 weights (no separate master)
-    optimizer_impl: str = "fused"  # foreach | for-loop | fused (see tools.memory.optimizer_step)
+    optimizer_impl: str = (
+        "fused"  # foreach | for-loop | fused (see tools.memory.states.optimizer_step)
+    )
     optimizer_in_backward: bool = False  # each parameter stepped inside backward (torchtune)
     frozen_fp32: bool = False  # the frozen base's non-quantized weights are stored in fp32
     offload_params: bool = False  # ZeRO-3: the weight partition in CPU RAM

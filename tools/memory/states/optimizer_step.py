@@ -23,7 +23,7 @@ from math import ceil
 
 from tools.enums import ResolvedOptimizerImpl
 from tools.memory import constants as c
-from tools.memory.inventory import ParamTensor
+from tools.memory.states.inventory import ParamTensor
 
 
 def optimizer_temporaries(

@@ -20,9 +20,9 @@ from benchmarks.memory_calibration.band import band_data
 from benchmarks.memory_calibration.cases import QUICK, Case, cases
 from benchmarks.memory_calibration.compare import CATEGORY_BOUND, TOTAL_BOUND, CaseResult, compare
 from benchmarks.memory_calibration.measure import Measurement
-from tools.memory.calibration import calibration_band
+from tools.memory.bands.calibration import calibration_band
 
-RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "memory_calibration" / "results"
+RESULTS = Path(__file__).resolve().parents[4] / "benchmarks" / "memory_calibration" / "results"
 STORED = RESULTS / "cpu.jsonl"
 
 

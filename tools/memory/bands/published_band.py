@@ -6,7 +6,7 @@ and stores, per training stack and method, the 80th percentile of |estimate / me
 rounded up to a whole percent, in tools/data/memory_published_band.json. Nothing here is typed
 in: the band is what that run measured. A job takes its (stack, method) group's band when the
 group has at least MIN_CASES cases, else its stack's, else its method's, else all cases'.
-The CPU calibration's band (tools/memory/calibration.py) measures the tensor count against
+The CPU calibration's band (tools/memory/bands/calibration.py) measures the tensor count against
 exact CPU measurements; it says nothing about GPUs and is not shown as the estimate's band.
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.memory.published_band import MIN_CASES, band_for, published_bands
+from tools.memory.bands.published_band import MIN_CASES, band_for, published_bands
 
 
 def groups() -> dict[tuple[str | None, str | None], int]:
