@@ -32,7 +32,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(skip)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as env:
         env.setenv("GRADIO_ANALYTICS_ENABLED", "False")
@@ -48,7 +48,9 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             demo.close()
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an asyncio loop running on this thread
+# while it is open, and tests after tests/e2e that call asyncio.run (the MCP client) would fail.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
