@@ -89,6 +89,18 @@ def last_message(page: Any) -> str:
     return str(page.locator(MESSAGES).last.inner_text())
 
 
+def wait_for_message_starting(page: Any, prefix: str) -> str:
+    """The last message that starts with `prefix`, once the chat shows one (a turn's sources may
+    still arrive after it, so the last message need not be the one waited for)."""
+    starts = f"m => m.innerText.trim().startsWith({json.dumps(prefix)})"
+    page.wait_for_function(
+        f"() => [...document.querySelectorAll({json.dumps(MESSAGES)})].some({starts})",
+        timeout=TURN_MS,
+    )
+    found = [t for t in page.locator(MESSAGES).all_inner_texts() if t.strip().startswith(prefix)]
+    return str(found[-1]).strip()
+
+
 def tool_call(page: Any, name: str) -> str:
     """The last call of tool `name` in the chat, unfolded: its inputs (JSON) and result line."""
     title = page.get_by_text(name, exact=True)
@@ -99,9 +111,21 @@ def tool_call(page: Any, name: str) -> str:
 
 
 def choose(page: Any, selector: str, option: str) -> None:
-    """Pick `option` (its shown name) in the dropdown `selector`."""
-    page.locator(f"{selector} input").click()
-    page.get_by_role("option", name=option, exact=True).click()
+    """Pick `option` (its shown name) in the dropdown `selector`, and wait until the dropdown
+    shows it (a click while an unfolding form still moves can land beside the list)."""
+    box = page.locator(f"{selector} input")
+    box.scroll_into_view_if_needed()
+    for _ in range(3):
+        box.click()
+        choice = page.get_by_role("option", name=option, exact=True)
+        try:
+            choice.wait_for(state="visible", timeout=5_000)
+        except Exception:  # the list did not open: click the box again
+            continue
+        choice.click()
+        if box.input_value() == option:
+            return
+    assert box.input_value() == option, f"{selector} shows {box.input_value()!r}, not {option!r}"
 
 
 def wait_ui_language(page: Any, lang: str) -> None:

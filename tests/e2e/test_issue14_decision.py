@@ -28,7 +28,6 @@ from tests.e2e.pages import (
     choose,
     headers,
     idle,
-    last_message,
     leftovers,
     messages,
     open_form,
@@ -36,6 +35,7 @@ from tests.e2e.pages import (
     page_width,
     shot,
     toasts,
+    wait_for_message_starting,
     wait_for_messages,
     wait_ui_language,
 )
@@ -95,10 +95,10 @@ def test_5_the_memory_chart_draws_the_rows_own_needs_and_a_form_edit_moves_chat_
     open_form(page)
     choose(page, "#form-method", vocabulary(lang, "method", "qlora"))
     wait_for_messages(page, before)
-    idle(page)
     heading = ui_text(lang, "form_updated").split("{changes}")[0].strip()
-    assert last_message(page).startswith(heading), "the chat answers the edited job"
-    assert vocabulary(lang, "method", "qlora") in last_message(page).split("\n")[0]
+    edited = wait_for_message_starting(page, heading)  # the chat answers the edited job
+    idle(page)
+    assert vocabulary(lang, "method", "qlora") in edited.split("\n")[0]
     first = cells(page, "#ranked", 1, 1)[0]
     sync_api.expect(page.locator("#launch-choice input")).to_have_value(
         re.compile(f"^#1 {re.escape(first)}")
