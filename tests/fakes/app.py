@@ -3,7 +3,6 @@ launched with `prevent_thread_lock=True` for as long as a `with` block lasts."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +12,7 @@ import app
 from assistant.agent.conversation import Assistant
 from assistant.settings import Settings
 from knowledge.retrieval import Passage
+from tests.fakes.chroma import free_port  # re-exported: the app tests take it from here
 
 PASSAGES = {
     "en": ("Spot instances can be reclaimed", "Save a checkpoint often when you run on spot."),
@@ -32,13 +32,6 @@ class TinyKnowledge:
             query_lang=lang or "en", lang_fallback=False,
         )  # fmt: skip
         return [passage][:k]
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nobody listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def make_settings(data_dir: Path, **over: Any) -> Settings:

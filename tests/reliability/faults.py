@@ -6,6 +6,8 @@
   picks: a real (scripted) completion, an HTTP error status with a chosen body, a 200 that is not
   JSON, silence, or a reply that trickles a byte at a time and never ends.
 
+`free_port` and the real `chroma_server` come from `tests.fakes.chroma`.
+
 Every server runs in daemon threads and records what it was sent, so a test can check that a
 secret reached the endpoint (it must) and nothing else (logs, answers) saw it.
 """
@@ -22,14 +24,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from tests.fakes.chroma import free_port
+
 Behaviour = Literal["ok", "status", "garbage", "silent", "trickle"]
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (at the moment of the call)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class SilentServer:
@@ -313,51 +310,6 @@ def _pump(source: socket.socket, target: socket.socket) -> None:
         for sock in (source, target):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-
-
-@contextlib.contextmanager
-def chroma_server(path: str) -> Iterator[int]:
-    """A real `chroma run` on a free loopback port with its data in `path`; yields the port and
-    stops the server (by its PID) afterwards. Skips when the chroma CLI is not installed."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import urllib.request
-    from pathlib import Path
-
-    import pytest
-
-    chroma = Path(sys.executable).with_name("chroma")
-    if not chroma.exists():
-        pytest.skip(f"the chroma CLI is not installed next to {sys.executable}")
-    port = free_port()
-    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "ORT_DISABLE_TELEMETRY": "1"}
-    proc = subprocess.Popen(
-        [str(chroma), "run", "--path", path, "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1)
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail(f"chroma server on port {port} did not come up")
-                time.sleep(0.1)
-        yield port
-    finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 class PageServer:

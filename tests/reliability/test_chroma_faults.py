@@ -22,6 +22,7 @@ from knowledge.base import KnowledgeBase
 from knowledge.config import KnowledgeConfig
 from knowledge.embeddings import EMBEDDERS
 from knowledge.errors import ChromaServerError, ChromaTimeoutError, ChromaUnreachableError
+from tests.fakes.chroma import chroma_server, free_port
 from tests.knowledge.conftest import HashEmbeddings
 from tests.reliability.faults import (
     MAX_WAIT_S,
@@ -29,8 +30,6 @@ from tests.reliability.faults import (
     PageServer,
     SilentServer,
     Stopwatch,
-    chroma_server,
-    free_port,
 )
 from tools.catalog import builtin_catalog
 from tools.errors import InvalidInputError

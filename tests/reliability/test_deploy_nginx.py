@@ -19,7 +19,7 @@ import pytest
 
 from deploy.nginx import COOKIE, NGINX_HINT, ProxyPlan, find_nginx, prepare_dirs, render
 from deploy.procs import Child, spawn, stop, wait_http
-from tests.reliability.faults import free_port
+from tests.fakes.chroma import free_port
 
 NGINX = find_nginx()
 

@@ -18,8 +18,9 @@ from assistant.settings import Settings
 from knowledge.base import KnowledgeBase
 from knowledge.embeddings import EMBEDDERS
 from knowledge.retrieval import Passage
+from tests.fakes.chroma import free_port
 from tests.knowledge.conftest import HashEmbeddings
-from tests.reliability.faults import ChatEndpoint, free_port
+from tests.reliability.faults import ChatEndpoint
 from tools.catalog import builtin_catalog
 from tools.redaction import install_log_redaction
 

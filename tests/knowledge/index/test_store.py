@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +25,8 @@ from knowledge.index.store import (
     IndexStore,
     content_hash,
 )
+from tests.fakes.chroma import chroma_server as real_chroma_server
+from tests.fakes.chroma import free_port
 from tests.fakes.embeddings import HashEmbeddings
 from tools.errors import InvalidInputError
 
@@ -167,51 +163,15 @@ def test_damaged_index_is_reported_with_the_part_that_is_broken(
         store.open(EMB)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def chroma_server(tmp_path: Path) -> Iterator[str]:
-    """A real `chroma run` on loopback, stopped by its PID afterwards."""
-    port = _free_port()
-    chroma = Path(sys.executable).with_name("chroma")
-    if not chroma.exists():
-        pytest.skip(f"the chroma CLI is not installed next to {sys.executable}")
-    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "ORT_DISABLE_TELEMETRY": "1"}
-    args = [str(chroma), "run", "--path", str(tmp_path / "srv"), "--host", "127.0.0.1"]
-    proc = subprocess.Popen(
-        [*args, "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail(f"chroma server on port {port} did not come up")
-                time.sleep(0.1)
-        yield url
-    finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
+    """A real `chroma run` on loopback (tests.fakes.chroma); yields its URL."""
+    with real_chroma_server(tmp_path / "srv") as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_unreachable_chroma_server_fails_fast_with_the_url(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     config = KnowledgeConfig(data_dir=tmp_path / "index", chroma_url=url)
     started = time.monotonic()
     with pytest.raises(
