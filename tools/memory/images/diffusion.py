@@ -17,8 +17,8 @@ Optimizer state per trained parameter: AdamW two fp32 moments (8 bytes); bitsand
 two uint8 moments (2 bytes, block constants ignored); Adafactor (transformers, beta1=None) a
 factored second moment of rows + columns per matrix, under 1 % of the weights, counted as zero;
 Prodigy (prodigyopt Prodigy.step) exp_avg, exp_avg_sq, s and p0 in fp32 (16 bytes); SimpleTuner's
-adamw_bf16 (helpers/training/optimizers/adamw_bfloat16) two bf16 moments (4 bytes); Lion one
-momentum (4 bytes fp32, 1 byte for bitsandbytes Lion8bit).
+adamw_bf16 (helpers/training/adam_bfloat16: exp_avg, exp_avg_sq and the rounding `shift`, all bf16:
+6 bytes); Lion one momentum (4 bytes fp32, 1 byte for bitsandbytes Lion8bit).
 
 Quantised frozen denoisers (LoRA only), bytes per weight: bitsandbytes NF4 packs two 4-bit codes
 per byte with an fp32 absmax per 64-weight block (Params4bit blocksize 64: 0.5 + 4/64), as
@@ -46,7 +46,7 @@ __all__ = ["DiffusionEstimate", "DiffusionJob", "estimate_diffusion", "lora_para
 DiffusionOptimizer = Literal[
     "adamw", "adamw-8bit", "adamw-bf16", "adafactor", "prodigy", "lion", "lion-8bit"
 ]
-OPTIMIZER_BYTES: dict[str, int] = {"adamw": 8, "adamw-8bit": 2, "adamw-bf16": 4, "adafactor": 0,
+OPTIMIZER_BYTES: dict[str, int] = {"adamw": 8, "adamw-8bit": 2, "adamw-bf16": 6, "adafactor": 0,
                                    "prodigy": 16, "lion": 4, "lion-8bit": 1}  # fmt: skip
 BaseStorage = Literal["16-bit", "fp8", "int8", "int4", "nf4"]
 BASE_BYTES: dict[str, float] = {"16-bit": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5 + 4 / 128,
@@ -96,6 +96,13 @@ class DiffusionJob(BaseModel):
         description="default: the scripts' targets (attention; FLUX / SD 3 also MLPs and context"
         " projections); attention: to_q, to_k, to_v, to_out.0 only",
     )
+    max_sequence_length: int | None = Field(
+        None,
+        ge=1,
+        le=512,
+        description="T5 prompt tokens of FLUX.1 / SD 3 (diffusers' DreamBooth scripts: 77 by"
+        " default, README_flux.md); default: the pipeline's maximum",
+    )
     cuda_context_bytes: int = Field(int(0.75 * GIB), ge=0)
     fragmentation: float = Field(0.10, ge=0, le=1)
 
@@ -110,6 +117,14 @@ class DiffusionJob(BaseModel):
         if self.base_precision is not None:
             return self.base_precision
         return "fp8" if self.fp8_base else "16-bit"
+
+    @property
+    def text_tokens(self) -> int:
+        """Prompt tokens the denoiser attends to: SD 3 joins CLIP's 77 and T5's tokens."""
+        model = self.model
+        if self.max_sequence_length is None or model.family not in ("flux", "sd3"):
+            return model.text_tokens()
+        return self.max_sequence_length + (77 if model.family == "sd3" else 0)
 
     @property
     def lora_bytes(self) -> int:
@@ -238,7 +253,9 @@ def estimate_diffusion(job: DiffusionJob) -> DiffusionEstimate:
     gradients = trainable * (FP32 if job.method == "full" else job.lora_bytes)
     optimizer = trainable * OPTIMIZER_BYTES[job.optimizer] + (trainable * FP32 if job.ema else 0)
     images = job.micro_batch_size * (2 if job.prior_preservation else 1)
-    per_image = denoiser_activations(model, job.resolution).kept(job.gradient_checkpointing)
+    per_image = denoiser_activations(model, job.resolution, job.text_tokens).kept(
+        job.gradient_checkpointing
+    )
     activations = images * (per_image + _text_encoder_acts(job))
     if not job.cache_latents:  # the VAE encodes the batch before the denoiser runs
         fp32_vae = model.family == "sdxl" and not job.fixed_vae
@@ -272,7 +289,8 @@ def _assumptions(job: DiffusionJob, images: int) -> list[str]:
     said = [
         f"{model.name}: {job.resolution} px images give {side} x {side} latents"
         + (
-            f" and {model.image_tokens(job.resolution)} image tokens (2 x 2 patches)"
+            f", {model.image_tokens(job.resolution)} image tokens (2 x 2 patches) and"
+            f" {job.text_tokens} prompt tokens"
             if model.token_patch > 1
             else ""
         )

@@ -134,6 +134,21 @@ def test_lora_targets_dtype_and_optimizers() -> None:
     t = fp32.trainable_params
     assert fp32.per_gpu.gradients == 4 * t and bf16.per_gpu.gradients == 2 * t
     assert fp32.parts["LoRA adapters"] - bf16.parts["LoRA adapters"] == 2 * t
-    for opt, per in (("adamw-bf16", 4), ("lion", 4), ("lion-8bit", 1)):
+    for opt, per in (("adamw-bf16", 6), ("lion", 4), ("lion-8bit", 1)):
         est = estimate_diffusion(DiffusionJob(model=flux, optimizer=opt))
         assert est.per_gpu.optimizer == per * est.trainable_params
+
+
+def test_prompt_length_sets_the_transformer_tokens() -> None:
+    flux = _model("flux dev")
+    default = DiffusionJob(model=flux, cache_latents=True)
+    short = DiffusionJob(model=flux, cache_latents=True, max_sequence_length=77)
+    assert default.text_tokens == 512 and short.text_tokens == 77
+    a, b = (estimate_diffusion(j).per_gpu.activations for j in (default, short))
+    image = flux.image_tokens(1024)
+    assert b / a == pytest.approx((image + 77) / (image + 512))
+    sd3 = DiffusionJob(model=_model("sd 3.5 large"), max_sequence_length=77)
+    assert sd3.text_tokens == 77 + 77  # CLIP's 77 joined to T5's
+    sdxl = DiffusionJob(model=_model("sdxl"), max_sequence_length=77)
+    assert sdxl.text_tokens == 77  # a UNet attends to CLIP's 77 whatever is set
+    assert any("77 prompt tokens" in a for a in estimate_diffusion(short).assumptions)
