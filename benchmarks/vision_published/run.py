@@ -69,6 +69,9 @@ def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
         "measured_within_10pct": sum(abs(r["ratio"] - 1) <= 0.10 for r in measured),
         "measured_within_20pct": sum(r["agrees"] for r in measured),
         "median_ratio": statistics.median(r["ratio"] for r in results) if results else None,
+        "median_measured_ratio": (
+            statistics.median(r["ratio"] for r in measured) if measured else None
+        ),
     }
 
 
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{total['agree']} of {total['cases']} agree; fit checks {total['fit_checks_agree']} of"
         f" {total['fit_checks']}; measured within +-10 %: {total['measured_within_10pct']}, within"
         f" +-20 %: {total['measured_within_20pct']} of {total['measured']}; median ratio"
-        f" {total['median_ratio']:.2f}"
+        f" {total['median_ratio']:.2f} (measured {total['median_measured_ratio']:.2f})"
     )
     if args.json:
         args.json.write_text(json.dumps({"results": results, "summary": total}, indent=2))

@@ -31,6 +31,7 @@ def test_fit_statements_agree_and_measured_figures_meet_the_target() -> None:
     assert total["measured_within_20pct"] >= 0.8 * total["measured"]
     assert total["measured_within_10pct"] <= total["measured_within_20pct"]
     assert 0.8 <= total["median_ratio"] <= 1.2
+    assert 0.8 <= total["median_measured_ratio"] <= 1.2
 
 
 def test_vlm_and_diffusion_cases_both_run() -> None:
