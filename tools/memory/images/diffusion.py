@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tools.architectures.diffusion import DiffusionModel
 from tools.architectures.diffusion_parts import ClipTextConfig, FluxConfig, MMDiTConfig, UNetConfig
 from tools.memory.images.diffusion_acts import denoiser_activations
+from tools.memory.images.stacks import IMAGE_STACKS, ImageStack, ImageStackProfile
 from tools.memory.results import MemoryBreakdown
 from tools.units import GIB
 
@@ -72,7 +73,9 @@ class DiffusionJob(BaseModel):
     gradient_checkpointing: bool = False
     train_text_encoder: bool = Field(False, description="LoRA on the CLIP text encoder(s) too")
     prior_preservation: bool = Field(False, description="DreamBooth class images: 2x the batch")
-    cache_latents: bool = Field(False, description="latents pre-encoded; the VAE is not kept")
+    cache_latents: bool | None = Field(
+        None, description="latents pre-encoded, the VAE not kept; default: the stack's, else no"
+    )
     cache_text_embeddings: bool | None = Field(
         None, description="prompt embeddings pre-computed; default: DreamBooth without TE training"
     )
@@ -88,8 +91,10 @@ class DiffusionJob(BaseModel):
         description="storage of the frozen denoiser under LoRA: 16-bit, fp8, int8, int4 (quanto)"
         " or nf4 (bitsandbytes); default fp8 with fp8_base, else 16-bit",
     )
-    lora_dtype: Literal["fp32", "bf16"] = Field(
-        "fp32", description="LoRA weights and gradients: fp32 (diffusers), bf16 (SimpleTuner)"
+    lora_dtype: Literal["fp32", "bf16"] | None = Field(
+        None,
+        description="LoRA weights and gradients: fp32 (diffusers), bf16 (SimpleTuner); default:"
+        " the stack's, else fp32",
     )
     lora_targets: Literal["default", "attention"] = Field(
         "default",
@@ -101,7 +106,10 @@ class DiffusionJob(BaseModel):
         ge=1,
         le=512,
         description="T5 prompt tokens of FLUX.1 / SD 3 (diffusers' DreamBooth scripts: 77 by"
-        " default, README_flux.md); default: the pipeline's maximum",
+        " default, README_flux.md); default: the stack's, else the pipeline's maximum",
+    )
+    stack: ImageStack | None = Field(
+        None, description="the trainer whose defaults fill what is left open (images/stacks.py)"
     )
     cuda_context_bytes: int = Field(int(0.75 * GIB), ge=0)
     fragmentation: float = Field(0.10, ge=0, le=1)
@@ -119,20 +127,40 @@ class DiffusionJob(BaseModel):
         return "fp8" if self.fp8_base else "16-bit"
 
     @property
+    def profile(self) -> ImageStackProfile | None:
+        return IMAGE_STACKS[self.stack] if self.stack else None
+
+    @property
     def text_tokens(self) -> int:
         """Prompt tokens the denoiser attends to: SD 3 joins CLIP's 77 and T5's tokens."""
-        model = self.model
-        if self.max_sequence_length is None or model.family not in ("flux", "sd3"):
+        model, length = self.model, self.max_sequence_length
+        if length is None and self.profile is not None:
+            length = self.profile.max_sequence_length
+        if length is None or model.family not in ("flux", "sd3"):
             return model.text_tokens()
-        return self.max_sequence_length + (77 if model.family == "sd3" else 0)
+        return length + (77 if model.family == "sd3" else 0)
+
+    @property
+    def lora_storage(self) -> str:
+        if self.lora_dtype is not None:
+            return self.lora_dtype
+        return self.profile.lora_dtype if self.profile else "fp32"
 
     @property
     def lora_bytes(self) -> int:
-        return FP32 if self.lora_dtype == "fp32" else BF16
+        return FP32 if self.lora_storage == "fp32" else BF16
+
+    @property
+    def latents_cached(self) -> bool:
+        if self.cache_latents is not None:
+            return self.cache_latents
+        return bool(self.profile and self.profile.cache_latents)
 
     @property
     def encoders_resident(self) -> bool:
         cached = self.cache_text_embeddings
+        if cached is None and self.profile is not None:
+            cached = self.profile.cache_text_embeddings
         if cached is None:
             cached = self.dreambooth and not self.train_text_encoder
         return not cached or self.train_text_encoder
@@ -219,7 +247,7 @@ def _weights(job: DiffusionJob, trainable: int) -> dict[str, int]:
     if job.encoders_resident:
         for enc in model.text_encoders:
             parts[enc.name] = enc.config.num_params() * frozen
-    if not job.cache_latents:
+    if not job.latents_cached:
         fp32_vae = model.family == "sdxl" and not job.fixed_vae
         parts["VAE"] = model.vae.num_params() * (FP32 if fp32_vae else BF16)
     if job.method == "lora":
@@ -257,7 +285,7 @@ def estimate_diffusion(job: DiffusionJob) -> DiffusionEstimate:
         job.gradient_checkpointing
     )
     activations = images * (per_image + _text_encoder_acts(job))
-    if not job.cache_latents:  # the VAE encodes the batch before the denoiser runs
+    if not job.latents_cached:  # the VAE encodes the batch before the denoiser runs
         fp32_vae = model.family == "sdxl" and not job.fixed_vae
         vae_encode = VAE_ENCODE_TENSORS * 128 * job.resolution**2 * (FP32 if fp32_vae else BF16)
         activations = max(activations, images * vae_encode)
@@ -298,7 +326,7 @@ def _assumptions(job: DiffusionJob, images: int) -> list[str]:
         + (" (instance + class images: prior preservation)" if job.prior_preservation else ""),
         "frozen parts in 16-bit, trained parameters, gradients and EMA in fp32 (diffusers"
         " example scripts)"
-        if job.method == "full" or job.lora_dtype == "fp32"
+        if job.method == "full" or job.lora_storage == "fp32"
         else "frozen parts in 16-bit, LoRA weights and gradients in bf16 (SimpleTuner)",
         f"optimizer {job.optimizer}: {OPTIMIZER_BYTES[job.optimizer]} bytes per trained parameter",
         "gradient checkpointing: each block's input kept, one block recomputed at a time"
@@ -308,7 +336,7 @@ def _assumptions(job: DiffusionJob, images: int) -> list[str]:
         if job.encoders_resident
         else "prompt embeddings pre-computed: text encoders not resident",
         "latents cached: VAE not resident"
-        if job.cache_latents
+        if job.latents_cached
         else "VAE resident, encodes each batch",
     ]
     if job.method == "lora":
@@ -320,6 +348,10 @@ def _assumptions(job: DiffusionJob, images: int) -> list[str]:
         )
     if job.ema:
         said.append("EMA: an fp32 copy of the trained parameters")
+    if job.profile is not None:
+        said.append(
+            f"defaults left open taken from {job.profile.name} (tools/memory/images/stacks.py)"
+        )
     if job.fp8_base:
         said.append("frozen denoiser and text encoders stored in FP8 (kohya --fp8_base)")
     elif job.base_storage != "16-bit":
