@@ -93,10 +93,10 @@ def _unet_blocks(cfg: UNetConfig, latent: int) -> list[tuple[int, int]]:
     return blocks
 
 
-def _transformer_blocks(model: DiffusionModel, resolution: int) -> list[tuple[int, int]]:
+def _transformer_blocks(model: DiffusionModel, resolution: int, text: int) -> list[tuple[int, int]]:
     cfg = model.denoiser
     assert isinstance(cfg, MMDiTConfig | FluxConfig)
-    tokens = model.image_tokens(resolution) + model.text_tokens()
+    tokens = model.image_tokens(resolution) + text
     elements = tokens * cfg.width
     double = (DOUBLE_STREAM_BYTES * elements, elements)
     if isinstance(cfg, FluxConfig):
@@ -107,14 +107,18 @@ def _transformer_blocks(model: DiffusionModel, resolution: int) -> list[tuple[in
     return [dual if i in cfg.dual_attention_layers else double for i in range(cfg.num_layers)]
 
 
-def denoiser_activations(model: DiffusionModel, resolution: int) -> DenoiserActivations:
+def denoiser_activations(
+    model: DiffusionModel, resolution: int, text_tokens: int | None = None
+) -> DenoiserActivations:
     """Saved activations of one image's denoiser forward at `resolution` px (16-bit autocast,
     fused attention); the SD 3.5 medium dual-attention blocks add the second attention's
-    norm, q, k, v and output over the image tokens (16 bytes per element)."""
+    norm, q, k, v and output over the image tokens (16 bytes per element). `text_tokens`: the
+    prompt tokens a transformer denoiser attends to (default: the pipeline's maximum)."""
     if isinstance(model.denoiser, UNetConfig):
         blocks = _unet_blocks(model.denoiser, model.latent_side(resolution))
     else:
-        blocks = _transformer_blocks(model, resolution)
+        text = model.text_tokens() if text_tokens is None else text_tokens
+        blocks = _transformer_blocks(model, resolution, text)
     return DenoiserActivations(
         full=sum(b for b, _ in blocks),
         checkpoints=sum(CHECKPOINT_INPUT_BYTES * e for _, e in blocks),

@@ -97,3 +97,58 @@ def test_bad_input_is_refused() -> None:
         DiffusionJob(model=_model("sdxl"), resolution=10)
     with pytest.raises(ValueError, match="optimizer"):
         DiffusionJob(model=_model("sdxl"), optimizer="sgd")
+
+
+def test_quantised_base_bytes_per_weight() -> None:
+    """NF4: two codes a byte and an fp32 absmax per 64 weights; quanto int4: a 16-bit scale and
+    shift per 128; int8 / fp8 one byte; only the frozen denoiser shrinks."""
+    flux = _model("flux dev")
+    n = flux.denoiser_params()
+    parts = {
+        p: estimate_diffusion(DiffusionJob(model=flux, base_precision=p)).parts
+        for p in ("16-bit", "int8", "int4", "nf4")
+    }
+    assert parts["16-bit"]["flux"] == 2 * n
+    assert parts["int8"]["flux"] == n
+    assert parts["int4"]["flux"] == pytest.approx(0.53125 * n, abs=1)
+    assert parts["nf4"]["flux"] == pytest.approx(0.5625 * n, abs=1)
+    assert parts["nf4"]["T5-XXL"] == parts["16-bit"]["T5-XXL"]  # encoders keep their dtype
+    fp8 = estimate_diffusion(DiffusionJob(model=flux, fp8_base=True))
+    assert fp8.parts["flux"] == n and fp8.parts["T5-XXL"] < parts["16-bit"]["T5-XXL"]
+    nf4 = estimate_diffusion(DiffusionJob(model=flux, base_precision="nf4"))
+    assert any("nf4" in a for a in nf4.assumptions)
+    with pytest.raises(ValueError, match="quantised base"):
+        DiffusionJob(model=flux, method="full", base_precision="nf4")
+
+
+def test_lora_targets_dtype_and_optimizers() -> None:
+    flux = _model("flux dev")
+    # the HF flux-qlora post prints 4,669,440 trainable parameters for rank 4 on to_q, to_k,
+    # to_v and to_out.0 (19 double-stream blocks x 4 + 38 single-stream blocks x 3 linears)
+    assert lora_params(flux, 4, targets="attention") == 4_669_440
+    assert lora_params(flux, 4, targets="attention") < lora_params(flux, 4)
+    sdxl = _model("sdxl")
+    assert lora_params(sdxl, 4, targets="attention") == lora_params(sdxl, 4)  # UNet: same set
+    fp32 = estimate_diffusion(DiffusionJob(model=flux, cache_latents=True))
+    bf16 = estimate_diffusion(DiffusionJob(model=flux, cache_latents=True, lora_dtype="bf16"))
+    t = fp32.trainable_params
+    assert fp32.per_gpu.gradients == 4 * t and bf16.per_gpu.gradients == 2 * t
+    assert fp32.parts["LoRA adapters"] - bf16.parts["LoRA adapters"] == 2 * t
+    for opt, per in (("adamw-bf16", 6), ("lion", 4), ("lion-8bit", 1)):
+        est = estimate_diffusion(DiffusionJob(model=flux, optimizer=opt))
+        assert est.per_gpu.optimizer == per * est.trainable_params
+
+
+def test_prompt_length_sets_the_transformer_tokens() -> None:
+    flux = _model("flux dev")
+    default = DiffusionJob(model=flux, cache_latents=True)
+    short = DiffusionJob(model=flux, cache_latents=True, max_sequence_length=77)
+    assert default.text_tokens == 512 and short.text_tokens == 77
+    a, b = (estimate_diffusion(j).per_gpu.activations for j in (default, short))
+    image = flux.image_tokens(1024)
+    assert b / a == pytest.approx((image + 77) / (image + 512))
+    sd3 = DiffusionJob(model=_model("sd 3.5 large"), max_sequence_length=77)
+    assert sd3.text_tokens == 77 + 77  # CLIP's 77 joined to T5's
+    sdxl = DiffusionJob(model=_model("sdxl"), max_sequence_length=77)
+    assert sdxl.text_tokens == 77  # a UNet attends to CLIP's 77 whatever is set
+    assert any("77 prompt tokens" in a for a in estimate_diffusion(short).assumptions)
