@@ -64,12 +64,14 @@ def _turn(client: Client, text: str, lang: str = "auto") -> list[list[dict[str, 
 
 
 @pytest.mark.slow
-def test_documented_api_lists_the_three_tools(served: tuple[str, Settings]) -> None:
+def test_documented_api_lists_the_four_tools(served: tuple[str, Settings]) -> None:
     client = Client(served[0], verbose=False)
     api = client.view_api(return_format="dict", print_info=False)
     assert sorted(api["named_endpoints"]) == [
-        "/estimate_memory", "/rank_instances", "/search_knowledge",
+        "/estimate_memory", "/rank_instances", "/refresh_prices", "/search_knowledge",
     ], "internal events stay private; /chat is callable but not an MCP tool"  # fmt: skip
+    refresh = api["named_endpoints"]["/refresh_prices"]["parameters"]
+    assert [p["parameter_name"] for p in refresh] == ["providers", "source"]
     params = [p["parameter_name"] for p in api["named_endpoints"]["/rank_instances"]["parameters"]]
     assert params == ["model", "top", *RANK_FIELDS], "the job's fields, from the signature"
 
