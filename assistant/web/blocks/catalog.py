@@ -117,9 +117,13 @@ def catalog_tab(app: App, web_state: gr.State) -> list[Any]:
         api_visibility="private",
         trigger_mode="always_last",
     )
+
+    def refresh(web: WebSession | None) -> Iterator[tuple[Any, ...]]:
+        yield from _refresh(app, web)  # a generator function: Gradio streams what it yields
+
     refreshed = [*refresh_parts, gpu, provider, region]
     button.click(
-        lambda web: _refresh(app, web), [web_state], refreshed, api_visibility="private",
+        refresh, [web_state], refreshed, api_visibility="private",
         concurrency_limit=None, concurrency_id="price-refresh",
     ).then(show, inputs, outputs, api_visibility="private")  # fmt: skip
     return [show, inputs, outputs]
