@@ -43,6 +43,7 @@ __all__ = [
     "outcome_table",
     "progress_markdown",
     "report_json",
+    "report_markdown",
     "result_line",
     "summary_line",
 ]

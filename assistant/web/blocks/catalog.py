@@ -74,21 +74,7 @@ def catalog_tab(app: App, web_state: gr.State) -> list[Any]:
         search = gr.Textbox(
             label=t("search"), placeholder=t("catalog_search"), elem_id="cat-search", max_lines=1
         )
-        with gr.Row(equal_height=True, elem_id="cat-count-row"):
-            count = gr.Markdown(elem_id="cat-count")
-            button = gr.Button(
-                t("refresh_prices"), elem_id="refresh-prices", size="sm", scale=0, min_width=160
-            )
-        table = gr.Dataframe(
-            interactive=False, wrap=True, max_height=620, elem_id="catalog",
-            column_widths=KEY_WIDTHS,
-        )  # fmt: skip
-        with gr.Accordion(t("more_columns"), open=False, elem_id="catalog-more-box"):
-            more = gr.Dataframe(
-                interactive=False, wrap=True, max_height=620, elem_id="catalog-more",
-                column_widths=MORE_WIDTHS,
-            )  # fmt: skip
-        note = gr.Markdown(elem_id="catalog-note")
+        button, count, table, more, note = _tables()
         refresh_parts = _refresh_box()
 
     @guarded(4, _lang)
@@ -127,6 +113,25 @@ def catalog_tab(app: App, web_state: gr.State) -> list[Any]:
         concurrency_limit=None, concurrency_id="price-refresh",
     ).then(show, inputs, outputs, api_visibility="private")  # fmt: skip
     return [show, inputs, outputs]
+
+
+def _tables() -> tuple[Any, ...]:
+    """The count beside the refresh button, the key columns, the rest behind an expander."""
+    with gr.Row(equal_height=True, elem_id="cat-count-row"):
+        count = gr.Markdown(elem_id="cat-count")
+        button = gr.Button(
+            t("refresh_prices"), elem_id="refresh-prices", size="sm", scale=0, min_width=160
+        )
+    table = gr.Dataframe(
+        interactive=False, wrap=True, max_height=620, elem_id="catalog", column_widths=KEY_WIDTHS
+    )
+    with gr.Accordion(t("more_columns"), open=False, elem_id="catalog-more-box"):
+        more = gr.Dataframe(
+            interactive=False, wrap=True, max_height=620, elem_id="catalog-more",
+            column_widths=MORE_WIDTHS,
+        )  # fmt: skip
+    note = gr.Markdown(elem_id="catalog-note")
+    return button, count, table, more, note
 
 
 def _refresh_box() -> list[Any]:
