@@ -177,8 +177,8 @@ def test_an_image_model_job_gets_its_estimate_and_its_ranking(
     assistant: Assistant, lang: str, text: str, model_id: str
 ) -> None:
     """Diffusion and vision-language jobs: estimate_memory and rank_instances (the tools the
-    CLI's numbers come from), the same model in both, its first pick in the answer, no
-    'not ranked' sentence any more; grounded like every answer."""
+    CLI's numbers come from), the same model in both, its first pick in the answer; grounded
+    like every answer."""
     result = assistant.respond(text, Session()).result
     assert [c.name for c in result.tool_calls] == ["estimate_memory", "rank_instances"]
     estimate, ranking = (call.result for call in result.tool_calls)
