@@ -157,7 +157,11 @@ class RankedOption(BaseModel):
     nodes: int
     gpu_count: int = Field(description="GPUs in all: gpus_per_node x nodes")
     vram_per_gpu_bytes: int
-    need_per_gpu_bytes: int = Field(description="estimated peak memory per GPU, before margin")
+    need_per_gpu_bytes: int = Field(
+        description="what each GPU must hold at the peak by the estimate of this plan (its"
+        " figures.required: paged optimizer state the driver can move to CPU RAM left out),"
+        " before margin"
+    )
     margin: float = Field(description="spare memory as a share of the need: vram / need - 1")
     plan: PlanName = Field(description="the sharding over the data-parallel ranks")
     tensor_parallel: int = Field(default=1, ge=1, description="tensor-parallel degree")
