@@ -38,6 +38,7 @@ from tools.ranking.models import (
     RankedOption,
     RankRequest,
     RankResult,
+    unchecked_option,
 )
 from tools.ranking.plans import EstimateFn, NoFit, PlanFit, is_offload, is_sharded, zero_stage
 from tools.ranking.prepare import (
@@ -97,7 +98,7 @@ def rank(
     items = instances if isinstance(instances, list) else list(instances)
     job = prepare_job(request, estimate_fn)
     screen = Screen.build(request.constraints, items)
-    shapes: dict[tuple[object, ...], ShapeResult | Reject] = {}
+    shapes = job.shapes  # shared by the rankings of this job (`prepare.shape_caches`)
     rows: list[Row] = []
     excluded: list[Excluded] = []
     with _cyclic_gc_paused():
@@ -317,13 +318,39 @@ def _limit_problem(
 
 
 def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
-    inst, shape, fit = row.instance, row.shape, row.shape.fit
+    inst, shape = row.instance, row.shape
     run = shape.spot_run if row.spot_cost is not None else None
-    return RankedOption(
+    return unchecked_option(
+        shape.option_fields or _shape_fields(shape, inst),
         rank=position,
         instance_id=inst.id,
         provider=inst.provider,
         instance_type=inst.instance_type,
+        pricing=row.pricing,
+        price_per_hour=row.price_per_hour,
+        hours=row.hours,
+        total_cost=row.total_cost,
+        on_demand_total_cost=row.on_demand_cost,
+        spot_total_cost=row.spot_cost,
+        spot_hours=shape.spot_hours if run else None,
+        checkpoint_interval_hours=run.checkpoint_interval_hours if run else None,
+        spot_interruptions=run.expected_interruptions if run else None,
+        spot_overhead_hours=run.overhead_hours if run else None,
+        host_ram_bytes=round(inst.ram_gib * GIB) if inst.ram_gib else None,
+        regions=list(inst.regions),
+        source=inst.source,
+        as_of=inst.as_of,
+        origin=inst.origin,
+        fetched_at=inst.fetched_at,
+        reasons=ranked_reasons(row, job),
+    )
+
+
+def _shape_fields(shape: ShapeResult, inst: Instance) -> dict[str, object]:
+    """The option fields every row of a machine shape shares (plan, memory, speed), kept on
+    the shape the first time one of its rows is materialised."""
+    fit, run = shape.fit, shape.run
+    shape.option_fields.update(
         gpu=inst.gpu,
         gpus_per_node=inst.gpu_count,
         nodes=fit.nodes,
@@ -335,28 +362,12 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
         tensor_parallel=fit.tensor_parallel,
         pipeline_parallel=fit.pipeline_parallel,
         plan_label=plan_text(fit.plan, fit.tensor_parallel, fit.pipeline_parallel),
-        pricing=row.pricing,
-        price_per_hour=row.price_per_hour,
-        hours=row.hours,
-        total_cost=row.total_cost,
         compute_hours=shape.uninterrupted_hours,
         setup_hours=shape.setup_hours,
-        training_hours=shape.run.hours,
-        on_demand_total_cost=row.on_demand_cost,
-        spot_total_cost=row.spot_cost,
-        spot_hours=shape.spot_hours if run else None,
-        checkpoint_interval_hours=run.checkpoint_interval_hours if run else None,
-        spot_interruptions=run.expected_interruptions if run else None,
+        training_hours=run.hours,
         checkpoint_bytes=shape.checkpoint_bytes,
-        spot_overhead_hours=run.overhead_hours if run else None,
-        mfu=shape.run.utilisation,
-        peak_tflops_per_gpu=shape.run.peak_tflops,
+        mfu=run.utilisation,
+        peak_tflops_per_gpu=run.peak_tflops,
         host_ram_need_bytes=fit.estimate.cpu_offload_bytes * inst.gpu_count or None,
-        host_ram_bytes=round(inst.ram_gib * GIB) if inst.ram_gib else None,
-        regions=list(inst.regions),
-        source=inst.source,
-        as_of=inst.as_of,
-        origin=inst.origin,
-        fetched_at=inst.fetched_at,
-        reasons=ranked_reasons(row, job),
     )
+    return shape.option_fields
