@@ -11,7 +11,7 @@ from tools.catalog.instances import Instance
 from tools.enums import Billing, Pricing
 from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.costs import SECONDS_PER_HOUR, SpotAssumptions, SpotRun, billed_seconds
-from tools.ranking.models import ExclusionKind, JobSummary, RankRequest
+from tools.ranking.models import ExclusionKind, JobSummary, OptionTemplate, RankRequest
 from tools.ranking.plans import EstimateFn, PlanFit, PlanName, is_sharded, plan_engine
 from tools.ranking.search import PlanSearch, search_for
 from tools.ranking.time.step import RunTime
@@ -50,7 +50,7 @@ class ShapeResult:
     spot_problem: str | None
     billed: dict[tuple[str, int], tuple[float, float | None]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # fit and speed reasons, filled on first use
-    option_fields: dict[str, object] = field(default_factory=dict)  # shared by its rows' options
+    template: list[OptionTemplate] = field(default_factory=list)  # its rows' shared option fields
 
     @property
     def hours(self) -> float:
@@ -124,6 +124,12 @@ ShapeCache = dict[tuple[object, ...], ShapeResult | Reject]
 SHAPE_CACHE_SIZE = 32  # requests whose shape results are kept (a few hundred shapes each)
 _shape_caches: OrderedDict[tuple[object, ...], tuple[ShapeCache, ShapeCache]] = OrderedDict()
 _shape_lock = Lock()
+
+
+def forget_shapes() -> None:
+    """Drop the shape results kept across rankings (benchmarks time rankings without them)."""
+    with _shape_lock:
+        _shape_caches.clear()
 
 
 def shape_caches(request: RankRequest, estimate_fn: EstimateFn) -> tuple[ShapeCache, ShapeCache]:

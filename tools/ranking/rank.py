@@ -34,10 +34,12 @@ from tools.ranking.costs import (
 )
 from tools.ranking.models import (
     Excluded,
+    OptionTemplate,
     Pricing,
     RankedOption,
     RankRequest,
     RankResult,
+    option_template,
     unchecked_option,
 )
 from tools.ranking.plans import EstimateFn, NoFit, PlanFit, is_offload, is_sharded, zero_stage
@@ -321,7 +323,7 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
     inst, shape = row.instance, row.shape
     run = shape.spot_run if row.spot_cost is not None else None
     return unchecked_option(
-        shape.option_fields or _shape_fields(shape, inst),
+        shape.template[0] if shape.template else _shape_template(shape, inst),
         rank=position,
         instance_id=inst.id,
         provider=inst.provider,
@@ -346,11 +348,11 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
     )
 
 
-def _shape_fields(shape: ShapeResult, inst: Instance) -> dict[str, object]:
+def _shape_template(shape: ShapeResult, inst: Instance) -> OptionTemplate:
     """The option fields every row of a machine shape shares (plan, memory, speed), kept on
     the shape the first time one of its rows is materialised."""
     fit, run = shape.fit, shape.run
-    shape.option_fields.update(
+    template = option_template(
         gpu=inst.gpu,
         gpus_per_node=inst.gpu_count,
         nodes=fit.nodes,
@@ -370,4 +372,5 @@ def _shape_fields(shape: ShapeResult, inst: Instance) -> dict[str, object]:
         peak_tflops_per_gpu=run.peak_tflops,
         host_ram_need_bytes=fit.estimate.cpu_offload_bytes * inst.gpu_count or None,
     )
-    return shape.option_fields
+    shape.template[:] = [template]  # one step: rankings in threads share shapes
+    return template

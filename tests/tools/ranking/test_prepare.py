@@ -12,8 +12,8 @@ from tests.fakes.jobs import bare_input
 from tools.catalog.instances import Instance
 from tools.memory import estimate
 from tools.ranking import RankingAssumptions, RankRequest, RankResult, Workload, rank
-from tools.ranking.models import RankedOption, unchecked_option
-from tools.ranking.prepare import _shape_caches, shape_caches
+from tools.ranking.models import RankedOption, option_template, unchecked_option
+from tools.ranking.prepare import forget_shapes, shape_caches
 
 JOB = bare_input(model="meta-llama/Llama-2-7b-hf", method="lora", gradient_checkpointing="full")
 CATALOG: list[Instance] = [
@@ -33,7 +33,7 @@ def _request(**update: Any) -> RankRequest:
 
 def _fresh(request: RankRequest) -> RankResult:
     """The ranking with no shape results kept from earlier rankings."""
-    _shape_caches.clear()
+    forget_shapes()
     return rank(request, CATALOG)
 
 
@@ -92,6 +92,8 @@ def test_an_unvalidated_option_needs_every_required_field() -> None:
     fields = _fresh(_request()).ranked[0].model_dump()
     fields.pop("reasons")
     with pytest.raises(TypeError, match="missing \\['reasons'\\]"):
-        unchecked_option({}, **fields)
+        unchecked_option(option_template(), **fields)
     with pytest.raises(TypeError, match="unknown \\['colour'\\]"):
-        unchecked_option({"colour": "red"}, **fields, reasons=[])
+        unchecked_option(option_template(), **fields, reasons=[], colour="red")
+    with pytest.raises(TypeError, match="unknown \\['colour'\\]"):
+        option_template(colour="red")
