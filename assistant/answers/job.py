@@ -106,7 +106,7 @@ def _estimate_plan(
     estimate, else the one the job input describes; None when neither is known."""
     if ranking and ranking.ranked:
         best = ranking.ranked[0]
-        same_total = best.need_per_gpu_bytes == estimate.per_gpu.total
+        same_total = best.need_per_gpu_bytes == estimate.figures.required
         if same_total and best.gpu_count == estimate.total_gpus:
             return best.plan
     if estimate.total_gpus == 1:

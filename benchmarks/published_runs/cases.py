@@ -123,6 +123,11 @@ def stack_of(case: PublishedCase) -> Stack:
     words = " ".join(
         str(v) for v in (case.stack, case.extra("source_key"), case.source.get("repo")) if v
     )
+    return stack_named(words)
+
+
+def stack_named(words: str) -> Stack:
+    """The stack profile `words` name (a stack's or its repository's name); hf by default."""
     for stack, pattern in _STACK_WORDS:
         if re.search(pattern, words, flags=re.IGNORECASE):
             return stack

@@ -52,7 +52,7 @@ MECHANISM_WORDS: tuple[tuple[str, Any, str], ...] = (
     ("loss", "standard", r"torch\.nn\.CrossEntropyLoss"),
     ("activation_offload", True, r"activation offloading|enable_activation_offloading=True"
      r"|offloaded gradient checkpointing|use_gradient_checkpointing=.?unsloth"),
-    ("optimizer_in_backward", True, r"optimizer_in_bwd=True|optimizer_in_bwd \(step"),
+    ("optimizer_in_backward", True, r"optimizer_in_bwd\s*[=:]\s*True|optimizer_in_bwd \(step"),
     ("frozen_base_dtype", "fp32", r"frozen base stored as fp32|torch_dtype=float32"
      r"|prepare_model_for_kbit_training"),
     ("compile", True, r"torch\.?compile enabled|torch compile enabled|compile=True"),

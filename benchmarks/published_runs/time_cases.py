@@ -5,7 +5,12 @@ How a case's stated settings become the tool's (what a user would type, plus the
 - model: the case's `tool_model` through the registry (a parameter count gives guessed
   dimensions); where the measurement states layers, hidden size and heads (Megatron-LM's table),
   those replace the guess (MHA and a 4h GELU MLP, as the case's own FLOP count assumes);
-- precision: bf16 -> bf16-mixed (the stacks keep fp32 masters), bf16-true -> bf16, fp8 -> fp8;
+- stack: the profile the source repository names (`cases.stack_named`: torchtune, torchtitan,
+  litgpt, Megatron-LM; hf otherwise), and the memory mechanisms the case's words name, read as
+  the memory benchmark reads them (`memory.mechanisms_from_text`, e.g. "optimizer_in_bwd: True");
+- precision: bf16 -> bf16-mixed (the stacks keep fp32 masters), except on torchtune, whose
+  recipes set `dtype: bf16` and train the whole model in bf16 (no fp32 master: the memory set's
+  torchtune rows read "bf16 (pure)"), bf16-true -> bf16, fp8 -> fp8;
 - recomputation: as stated; not stated -> none (Megatron-LM's default; the model cards do not say);
 - micro-batch 1 and sequence 2,048 where not stated; accumulation as stated, else from the
   global batch, else 1;
@@ -30,13 +35,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from benchmarks.published_runs.cases import stack_named
 from tools.architectures.architecture import ModelArch
 from tools.architectures.registry import resolve_model
 from tools.gpus import GPUSpec, lookup_gpu
 from tools.memory import EstimateInput, estimate
+from tools.memory.stacks.profiles import MECHANISMS
 from tools.ranking.time.comm import ClusterShape, Layout
 
 WHOLE_RUN_DAYS = 90.0
+_PURE_BF16_STACKS = frozenset({"torchtune"})
 _PRECISIONS = {"bf16": "bf16-mixed", "bf16-true": "bf16", "fp8": "fp8", "fp16": "fp16-mixed"}
 
 
@@ -131,10 +139,14 @@ def case_model(case: ThroughputCase) -> ModelArch:
 
 def case_job(case: ThroughputCase) -> EstimateInput:
     """The job a user would describe for the case."""
+    stack = stack_named(case.source.repo)
+    pure = stack in _PURE_BF16_STACKS and case.precision == "bf16"
     fields: dict[str, Any] = {
+        **case_mechanisms(case),
+        "stack": stack,
         "model": case_model(case),
         "method": case.method,
-        "precision": _PRECISIONS[case.precision],
+        "precision": "bf16" if pure else _PRECISIONS[case.precision],
         "gradient_checkpointing": case.checkpointing or "none",
         "micro_batch_size": case.micro_batch or 1,
         "seq_len": case.seq_len or 2048,
@@ -145,6 +157,25 @@ def case_job(case: ThroughputCase) -> EstimateInput:
     if case.optimizer is not None:
         fields["optimizer"] = case.optimizer
     return EstimateInput(**fields)
+
+
+def case_mechanisms(case: ThroughputCase) -> dict[str, Any]:
+    """The stack mechanisms the case's quotes, notes and derivations name (QLoRA's only for
+    QLoRA, the frozen base's only for adapters), as the memory benchmark reads its cases."""
+    from benchmarks.published_runs.memory import mechanisms_from_text
+
+    source, extra = case.source.model_extra or {}, case.model_extra or {}
+    words = [source.get("quote"), source.get("context_quote"), extra.get("notes")]
+    words += extra.get("derived_assumptions") or []
+    text = " ".join(str(word) for word in words if word)
+    found = mechanisms_from_text(text)
+    return {
+        name: value
+        for name, value in found.items()
+        if name in MECHANISMS
+        and (not name.startswith("qlora_") or case.method == "qlora")
+        and (name != "frozen_base_dtype" or case.method in ("lora", "qlora"))
+    }
 
 
 def _accumulation(case: ThroughputCase) -> int:

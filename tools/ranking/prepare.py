@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from threading import Lock
 
 from tools.catalog.instances import Instance
 from tools.enums import Billing, Pricing
 from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.costs import SECONDS_PER_HOUR, SpotAssumptions, SpotRun, billed_seconds
 from tools.ranking.images import ImageRankRequest, ImageSearch
-from tools.ranking.models import ExclusionKind, JobSummary, RankRequest
+from tools.ranking.models import ExclusionKind, JobSummary, OptionTemplate, RankRequest
 from tools.ranking.plans import EstimateFn, PlanFit, PlanName, is_sharded, plan_engine
 from tools.ranking.search import PlanSearch, search_for
 from tools.ranking.time.image_step import ImageWork
@@ -50,6 +52,7 @@ class ShapeResult:
     spot_problem: str | None
     billed: dict[tuple[str, int], tuple[float, float | None]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # fit and speed reasons, filled on first use
+    template: list[OptionTemplate] = field(default_factory=list)  # its rows' shared option fields
 
     @property
     def hours(self) -> float:
@@ -113,8 +116,48 @@ class PreparedJob:
     summary: JobSummary
     sort_key: Callable[[float, float, float], tuple[float, float, float]]
     has_limits: bool
-    # shape results by (GPU, links, fit): filled by the ranking (rows of one shape share them)
+    # what the ranking found per machine shape (`shape_caches`): by the instance's shape fields,
+    # and by (GPU, links, fit) for shapes that differ only in host RAM
+    shapes: dict[tuple[object, ...], ShapeResult | Reject] = field(default_factory=dict)
     shape_results: dict[tuple[object, ...], ShapeResult | Reject] = field(default_factory=dict)
+
+
+ShapeCache = dict[tuple[object, ...], ShapeResult | Reject]
+SHAPE_CACHE_SIZE = 32  # requests whose shape results are kept (a few hundred shapes each)
+_shape_caches: OrderedDict[tuple[object, ...], tuple[ShapeCache, ShapeCache]] = OrderedDict()
+_shape_lock = Lock()
+
+
+def forget_shapes() -> None:
+    """Drop the shape results kept across rankings (benchmarks time rankings without them)."""
+    with _shape_lock:
+        _shape_caches.clear()
+
+
+def shape_caches(request: RankRequest, estimate_fn: EstimateFn) -> tuple[ShapeCache, ShapeCache]:
+    """The shape results of earlier rankings of the same job, shared (bounded, most recent
+    kept): plan, hours, setup and failure and spot courses of a machine shape depend on the job,
+    the workload, the assumptions, the estimator and the GPU-count, link and spot rules, never
+    on prices, budgets, the objective or which providers, regions and GPUs are asked for, so a
+    user refining those re-ranks without redoing any shape (the estimates and plan searches
+    are shared the same way: `search.search_for`). Callers must not mutate the results."""
+    cons = request.constraints
+    key = (
+        request.job,
+        estimate_fn,
+        request.workload.model_dump_json(),
+        request.assumptions.model_dump_json(),
+        (cons.min_gpus, cons.max_gpus, cons.max_nodes, cons.interconnect, cons.spot),
+    )
+    with _shape_lock:
+        found = _shape_caches.get(key)
+        if found is None:
+            found = _shape_caches[key] = ({}, {})
+            if len(_shape_caches) > SHAPE_CACHE_SIZE:
+                _shape_caches.popitem(last=False)
+        else:
+            _shape_caches.move_to_end(key)
+    return found
 
 
 def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
@@ -154,6 +197,7 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
             *base.assumptions,
         ],
     )
+    shapes, shape_results = shape_caches(request, estimate_fn)
     return PreparedJob(
         request=request,
         search=search,
@@ -172,6 +216,8 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
             limit is not None
             for limit in (cons.max_price_per_hour, cons.budget, cons.deadline_hours)
         ),
+        shapes=shapes,
+        shape_results=shape_results,
     )
 
 

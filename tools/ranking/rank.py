@@ -36,10 +36,13 @@ from tools.ranking.image_prepare import prepare_image_job
 from tools.ranking.images import ImageRankRequest
 from tools.ranking.models import (
     Excluded,
+    OptionTemplate,
     Pricing,
     RankedOption,
     RankRequest,
     RankResult,
+    option_template,
+    unchecked_option,
 )
 from tools.ranking.plans import EstimateFn, NoFit, PlanFit, is_offload, is_sharded, zero_stage
 from tools.ranking.prepare import (
@@ -107,7 +110,7 @@ def rank(
     else:
         job = prepare_job(request, estimate_fn)
     screen = Screen.build(request.constraints, items)
-    shapes: dict[tuple[object, ...], ShapeResult | Reject] = {}
+    shapes = job.shapes  # shared by the rankings of this job (`prepare.shape_caches`)
     rows: list[Row] = []
     excluded: list[Excluded] = []
     with _cyclic_gc_paused():
@@ -340,13 +343,39 @@ def _limit_problem(
 
 
 def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
-    inst, shape, fit = row.instance, row.shape, row.shape.fit
+    inst, shape = row.instance, row.shape
     run = shape.spot_run if row.spot_cost is not None else None
-    return RankedOption(
+    return unchecked_option(
+        shape.template[0] if shape.template else _shape_template(shape, inst),
         rank=position,
         instance_id=inst.id,
         provider=inst.provider,
         instance_type=inst.instance_type,
+        pricing=row.pricing,
+        price_per_hour=row.price_per_hour,
+        hours=row.hours,
+        total_cost=row.total_cost,
+        on_demand_total_cost=row.on_demand_cost,
+        spot_total_cost=row.spot_cost,
+        spot_hours=shape.spot_hours if run else None,
+        checkpoint_interval_hours=run.checkpoint_interval_hours if run else None,
+        spot_interruptions=run.expected_interruptions if run else None,
+        spot_overhead_hours=run.overhead_hours if run else None,
+        host_ram_bytes=round(inst.ram_gib * GIB) if inst.ram_gib else None,
+        regions=list(inst.regions),
+        source=inst.source,
+        as_of=inst.as_of,
+        origin=inst.origin,
+        fetched_at=inst.fetched_at,
+        reasons=ranked_reasons(row, job),
+    )
+
+
+def _shape_template(shape: ShapeResult, inst: Instance) -> OptionTemplate:
+    """The option fields every row of a machine shape shares (plan, memory, speed), kept on
+    the shape the first time one of its rows is materialised."""
+    fit, run = shape.fit, shape.run
+    template = option_template(
         gpu=inst.gpu,
         gpus_per_node=inst.gpu_count,
         nodes=fit.nodes,
@@ -358,28 +387,13 @@ def _ranked_option(position: int, row: Row, job: PreparedJob) -> RankedOption:
         tensor_parallel=fit.tensor_parallel,
         pipeline_parallel=fit.pipeline_parallel,
         plan_label=plan_text(fit.plan, fit.tensor_parallel, fit.pipeline_parallel),
-        pricing=row.pricing,
-        price_per_hour=row.price_per_hour,
-        hours=row.hours,
-        total_cost=row.total_cost,
         compute_hours=shape.uninterrupted_hours,
         setup_hours=shape.setup_hours,
-        training_hours=shape.run.hours,
-        on_demand_total_cost=row.on_demand_cost,
-        spot_total_cost=row.spot_cost,
-        spot_hours=shape.spot_hours if run else None,
-        checkpoint_interval_hours=run.checkpoint_interval_hours if run else None,
-        spot_interruptions=run.expected_interruptions if run else None,
+        training_hours=run.hours,
         checkpoint_bytes=shape.checkpoint_bytes,
-        spot_overhead_hours=run.overhead_hours if run else None,
-        mfu=shape.run.utilisation,
-        peak_tflops_per_gpu=shape.run.peak_tflops,
+        mfu=run.utilisation,
+        peak_tflops_per_gpu=run.peak_tflops,
         host_ram_need_bytes=fit.estimate.cpu_offload_bytes * inst.gpu_count or None,
-        host_ram_bytes=round(inst.ram_gib * GIB) if inst.ram_gib else None,
-        regions=list(inst.regions),
-        source=inst.source,
-        as_of=inst.as_of,
-        origin=inst.origin,
-        fetched_at=inst.fetched_at,
-        reasons=ranked_reasons(row, job),
     )
+    shape.template[:] = [template]  # one step: rankings in threads share shapes
+    return template

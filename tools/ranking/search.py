@@ -1,13 +1,16 @@
 """The first parallel plan that fits a job on a machine shape, with memory from the estimator.
 
-A plan fits when its per-GPU need x (1 + margin) <= VRAM. The search order (`PlanFit.position`):
-every plan without offload on every allowed node count before any offload plan (CPU optimizer
-steps are slow), fewer nodes first, and on a node count: no model parallelism (single GPU or
-DDP, ZeRO-2, ZeRO-3/FSDP), then tensor parallelism inside the node (degrees 2, 4, 8 ... that
-divide the GPUs per node and the attention and key/value heads; ZeRO-3 or replicated data
-ranks), then pipeline stages across nodes with the largest such tensor degree (torchtitan's 3D
-and Megatron-LM's layouts). A job that states a tensor-parallel degree keeps it and gets no
-pipeline; QLoRA gets neither (bitsandbytes' 4-bit layers are not tensor-parallel).
+A plan fits when its per-GPU need x (1 + margin) <= VRAM; the need is what the estimator says the
+card must hold for that plan (`PlanSearch.need`), so a ranked row's need is `estimate`'s for the
+same plan and job (stack and mechanism fields included: `plans.plan_input` passes them on).
+The search order (`PlanFit.position`): every plan without offload on every allowed node count
+before any offload plan (CPU optimizer steps are slow), fewer nodes first, and on a node count:
+no model parallelism (single GPU or DDP, ZeRO-2, ZeRO-3/FSDP), then tensor parallelism inside
+the node (degrees 2, 4, 8 ... that divide the GPUs per node and the attention and key/value
+heads; ZeRO-3 or replicated data ranks), then pipeline stages across nodes with the largest such
+tensor degree (torchtitan's 3D and Megatron-LM's layouts). A job that states a tensor-parallel
+degree keeps it and gets no pipeline; QLoRA gets neither (bitsandbytes' 4-bit layers are not
+tensor-parallel).
 
 Speed: a plan's need never grows with more nodes (ZeRO divides by the data ranks; the rest does
 not change), so each plan's smallest fitting node count is found by bisection over the allowed
@@ -86,11 +89,13 @@ class PlanSearch:
         return found
 
     def need(self, plan: PlanName, gpu_count: int, tensor: int, pipeline: int) -> int:
-        """Bytes per GPU: the estimate, plus a pipeline stage's other in-flight micro-batches."""
+        """Bytes per GPU: what the card must hold by the estimate (`figures.required`: the whole
+        device less the paged optimizer state the driver moves to CPU RAM when the card is full,
+        as `estimate` states it), plus a pipeline stage's other in-flight micro-batches."""
         est = self.estimate(plan, gpu_count, tensor, pipeline)
         in_flight = min(pipeline, self._in_flight) if self._in_flight else pipeline
         extra = in_flight_bytes(est, in_flight, self._job.effective_fragmentation)
-        return int(est.per_gpu.total) + extra
+        return est.figures.required + extra
 
     def plan_input(self, plan: PlanName, gpu_count: int) -> EstimateInput:
         """The job with this plan's sharding on `gpu_count` GPUs."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from tools.catalog.instances import Instance
@@ -38,12 +40,8 @@ def ranked_reasons(row: Row, job: PreparedJob) -> list[str]:
     """Fit, speed, cost and provenance of a ranked row, one line each."""
     inst, shape = row.instance, row.shape
     if not shape.lines:  # the fit and speed lines are the same for every row of a shape
-        shape.lines.extend(_shape_lines(row))
-    lines = [
-        *shape.lines,
-        _cost_line(row),
-        f"price from {inst.source} as of {inst.as_of.isoformat()}",
-    ]
+        shape.lines[:] = _shape_lines(row)  # one step: rankings in threads share shapes
+    lines = [*shape.lines, _cost_line(row), _provenance(inst.source, inst.as_of)]
     if job.request.constraints.spot != "never" and row.spot_cost is None:
         lines.append(shape.spot_problem or "no spot offer")
     return lines
@@ -95,16 +93,32 @@ def _parts_note(shape: ShapeResult) -> str:
     return f" (incl. {', '.join(shown)})" if shown else ""
 
 
+@lru_cache(maxsize=1024)
+def _provenance(source: str, as_of: date) -> str:
+    """The price's source line (a catalog repeats a few sources and dates over many rows)."""
+    return f"price from {source} as of {as_of.isoformat()}"
+
+
 def _cost_line(row: Row) -> str:
     inst = row.instance
-    line = f"on-demand {usd(row.on_demand_cost)} billed per {inst.billing_granularity}"
-    if inst.min_charge_seconds:
-        line += f" (minimum {inst.min_charge_seconds / 60:g} min)"
+    billing = _billing(inst.billing_granularity, inst.min_charge_seconds)
+    line = f"on-demand {usd(row.on_demand_cost)} billed per {billing}"
     run = row.shape.spot_run
     if row.spot_cost is not None and run is not None:
-        line += f"; spot {usd(row.spot_cost)} expected ({run.expected_interruptions:.1f}"
-        line += " interruptions"
-        if run.checkpoint_interval_hours is not None:
-            line += f", checkpoint every {run.checkpoint_interval_hours:.2f} h"
-        line += ")"
+        line += f"; spot {usd(row.spot_cost)} expected"
+        line += _spot_course(run.expected_interruptions, run.checkpoint_interval_hours)
     return line
+
+
+@lru_cache(maxsize=256)
+def _billing(granularity: str, min_charge_seconds: int) -> str:
+    if not min_charge_seconds:
+        return granularity
+    return f"{granularity} (minimum {min_charge_seconds / 60:g} min)"
+
+
+@lru_cache(maxsize=4096)
+def _spot_course(interruptions: float, interval_hours: float | None) -> str:
+    """' (2.3 interruptions, checkpoint every 1.25 h)': the same for every row of a shape."""
+    every = f", checkpoint every {interval_hours:.2f} h" if interval_hours is not None else ""
+    return f" ({interruptions:.1f} interruptions{every})"

@@ -20,6 +20,7 @@ from tests.tools.ranking.test_rank import (
 )
 from tools.errors import UnknownNameError
 from tools.memory import EstimateInput, MemoryBreakdown, MemoryEstimate, estimate
+from tools.memory.results import ReportedFigures
 from tools.ranking import RankingAssumptions, RankRequest, RankResult, Workload, rank
 from tools.ranking.plans import EstimateFn, NoFit, PlanFit, plan_engine, plan_input
 from tools.ranking.search import PlanSearch
@@ -230,7 +231,11 @@ def _fake_estimate(model_bytes: float) -> EstimateFn:
         total = int(on_gpu + GIB)
         parts = MemoryBreakdown(weights=total, gradients=0, optimizer=0, activations=0,
                                 overhead=0, total=total)  # fmt: skip
-        return template.model_copy(update={"per_gpu": parts, "cpu_offload_bytes": 0})
+        figures = ReportedFigures(allocated=total, reserved=total, device=total, evictable=0,
+                                  required=total)  # fmt: skip
+        return template.model_copy(
+            update={"per_gpu": parts, "figures": figures, "cpu_offload_bytes": 0}
+        )
 
     return fake
 

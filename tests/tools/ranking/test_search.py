@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from tests.fakes.jobs import bare_input
 from tools.memory import EstimateInput, MemoryBreakdown, MemoryEstimate, estimate
+from tools.memory.results import ReportedFigures
 from tools.ranking.plans import EstimateFn, PlanFit, in_flight_bytes, plan_input
 from tools.ranking.search import PlanSearch
 from tools.ranking.text import plan_text
@@ -30,7 +31,11 @@ def _fake(model_bytes: float, activations: float = 0.0) -> EstimateFn:
         total = int(on_gpu + activations / inp.tensor_parallel + GIB)
         parts = MemoryBreakdown(weights=total, gradients=0, optimizer=0, activations=0,
                                 overhead=0, total=total)  # fmt: skip
-        return template.model_copy(update={"per_gpu": parts, "cpu_offload_bytes": 0})
+        figures = ReportedFigures(allocated=total, reserved=total, device=total, evictable=0,
+                                  required=total)  # fmt: skip
+        return template.model_copy(
+            update={"per_gpu": parts, "figures": figures, "cpu_offload_bytes": 0}
+        )
 
     return fake
 
