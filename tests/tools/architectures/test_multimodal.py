@@ -27,6 +27,8 @@ from tools.errors import InvalidInputError
 # (name, {part: params}) as diffusers / transformers count them.
 DIFFUSION_GOLDEN = [
     ("sd 1.5", {"unet": 859_520_964, "CLIP-L": 123_060_480, "VAE": 83_653_863}),
+    ("sd 2.1", {"unet": 865_910_724, "OpenCLIP-H": 340_387_840, "VAE": 83_653_863}),
+    ("sdxl refiner", {"unet": 2_259_526_660, "OpenCLIP-bigG": 694_659_840, "VAE": 83_653_863}),
     (
         "sdxl",
         {"unet": 2_567_463_684, "CLIP-L": 123_060_480, "OpenCLIP-bigG": 694_659_840,
@@ -93,7 +95,7 @@ def test_tokens_follow_the_resolution() -> None:
 def test_unknown_and_language_names_are_not_multimodal() -> None:
     assert find_multimodal("llama 3.1 8b") is None
     assert find_multimodal("no such model") is None
-    assert len(list_diffusion()) == 6 and len(list_vlms()) == 4
+    assert len(list_diffusion()) == 8 and len(list_vlms()) == 4
 
 
 def _write(folder: Path, name: str, data: dict[str, Any]) -> None:
@@ -143,7 +145,9 @@ def _count(module: Any) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["sd 1.5", "sdxl", "sd3.5 medium", "sd3.5 large", "flux dev"])
+@pytest.mark.parametrize(
+    "name", ["sd 1.5", "sd 2.1", "sdxl", "sdxl refiner", "sd3.5 medium", "sd3.5 large", "flux dev"]
+)
 def test_counts_match_diffusers(name: str) -> None:
     """diffusers builds each denoiser and VAE from the same config with the same counts."""
     diffusers = pytest.importorskip("diffusers")
@@ -155,13 +159,11 @@ def test_counts_match_diffusers(name: str) -> None:
     config = model.denoiser.model_dump()
     if model.denoiser_kind == "unet":
         config["attention_head_dim"] = 8
+        if model.family in ("sd2", "sdxl"):
+            heads = [c // 64 for c in model.denoiser.block_out_channels]  # type: ignore[union-attr]
+            config |= {"attention_head_dim": heads, "use_linear_projection": True}
         if model.family == "sdxl":
-            config |= {
-                "addition_embed_type": "text_time",
-                "addition_time_embed_dim": 256,
-                "attention_head_dim": [5, 10, 20],
-                "use_linear_projection": True,
-            }
+            config |= {"addition_embed_type": "text_time", "addition_time_embed_dim": 256}
     if model.denoiser_kind == "mmdit":
         config["qk_norm"] = "rms_norm"
     vae = model.vae.model_dump() | {"down_block_types": ["DownEncoderBlock2D"] * 4,
@@ -178,8 +180,9 @@ def test_counts_match_transformers() -> None:
     tf = pytest.importorskip("transformers")
     llava = find_multimodal("llava 1.5 7b")
     qwen2, qwen25 = find_multimodal("qwen2 vl 7b"), find_multimodal("qwen2.5 vl 7b")
-    sd3 = find_multimodal("sd3.5 large")
+    sd3, sd21 = find_multimodal("sd3.5 large"), find_multimodal("sd 2.1")
     assert isinstance(llava, VisionLanguageModel) and isinstance(sd3, DiffusionModel)
+    assert isinstance(sd21, DiffusionModel)
     assert isinstance(qwen2, VisionLanguageModel) and isinstance(qwen25, VisionLanguageModel)
     vision = llava.vision.model_dump(exclude={"kind"})
     text = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
@@ -200,12 +203,14 @@ def test_counts_match_transformers() -> None:
             _count(tf.Qwen2_5_VLForConditionalGeneration(q25).model.visual)
             == qwen25.vision_params()
         )
-        for enc in sd3.text_encoders:
+        for enc in sd3.text_encoders + sd21.text_encoders:
             cfg = enc.config.model_dump()
             if enc.name == "T5-XXL":
                 built_enc = tf.T5EncoderModel(tf.T5Config(**cfg, feed_forward_proj="gated-gelu"))
-            else:
+            elif cfg["projection_dim"]:
                 built_enc = tf.CLIPTextModelWithProjection(tf.CLIPTextConfig(**cfg))
+            else:  # SD 2.x: CLIPTextModel, no projection
+                built_enc = tf.CLIPTextModel(tf.CLIPTextConfig(**cfg))
             assert _count(built_enc) == enc.config.num_params()
 
 
