@@ -24,6 +24,7 @@ from tools.errors import InvalidInputError
 from tools.job import JobSpec
 from tools.job.spec import FIELD_GROUPS, IMAGE_FIELDS
 from tools.memory.images.jobs import DIFFUSION_FIELDS, VLM_FIELDS, estimate_image_job
+from tools.memory.images.stacks import check_stack
 
 __all__ = ["check_language_job", "estimate_image_spec", "image_model"]
 
@@ -33,6 +34,8 @@ _LANGUAGE_SHOWN = (
     "gradient_checkpointing",
 )  # fmt: skip
 _LORA_FIELDS = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
+# Diffusion fields an image trainer's profile fills when the job leaves them open.
+_STACK_FILLED = ("lora_rank", "train_text_encoder", "cache_latents", "cache_text_embeddings")
 
 
 def image_model(spec: JobSpec) -> MultimodalModel | None:
@@ -58,6 +61,7 @@ def check_language_job(spec: JobSpec, strict: bool) -> JobSpec:
             "a language model for a ranking: diffusion and vision-language models are"
             " estimated (gpu-advisor estimate), not ranked yet",
         )
+    check_stack(spec.stack, "language")
     given = [name for name in (*IMAGE_FIELDS, "images", "steps") if getattr(spec, name) is not None]
     if given and strict:
         name = given[0]
@@ -72,9 +76,18 @@ def estimate_image_spec(spec: JobSpec, model: MultimodalModel, value_of: ValueOf
     `value_of`."""
     method = value_of("method", None)
     if isinstance(model, DiffusionModel):
+        check_stack(spec.stack, "diffusion")
         names = [n for n in DIFFUSION_FIELDS if n not in ("method", "resolution")]
-        values = {name: value_of(name, method) for name in names}
-        return estimate_image_job(model, {**values, "method": method, "resolution": side})
+        open_to_stack = spec.stack is not None
+        values = {
+            name: None
+            if open_to_stack and name in _STACK_FILLED and getattr(spec, name) is None
+            else value_of(name, method)
+            for name in names
+        }
+        values |= {"method": method, "resolution": side, "stack": spec.stack}
+        return estimate_image_job(model, values)
+    check_stack(spec.stack, "language")
     values = {n: value_of(n, method) for n in VLM_FIELDS if n != "resolution"}
     language: dict[str, Any] = {"method": method}
     for name in _LANGUAGE_SHOWN[1:]:
