@@ -54,6 +54,7 @@ VLM_GOLDEN = [
     ("llava-1.5-13b", 303_507_456, 31_467_520, 13_351_494_656),
     ("Qwen/Qwen2-VL-7B-Instruct", 675_759_104, 0, 8_291_375_616),
     ("qwen2.5-vl 7b", 676_550_144, 0, 8_292_166_656),
+    ("llama 3.2 11b vision", 863_567_379, 31_461_376, 10_670_220_835),
 ]
 
 
@@ -73,7 +74,8 @@ def test_vlm_parts_exact(name: str, vision: int, projector: int, total: int) -> 
     assert model.vision_params() == vision
     assert model.projector_params() == projector
     assert model.total_params() == total
-    assert model.language.total_params() == total - vision - projector
+    extras = model.cross_attention_params()  # Llama 3.2 Vision: 34,832; others 0
+    assert model.language.total_params() + extras == total - vision - projector
 
 
 def test_tokens_follow_the_resolution() -> None:
@@ -95,7 +97,7 @@ def test_tokens_follow_the_resolution() -> None:
 def test_unknown_and_language_names_are_not_multimodal() -> None:
     assert find_multimodal("llama 3.1 8b") is None
     assert find_multimodal("no such model") is None
-    assert len(list_diffusion()) == 8 and len(list_vlms()) == 4
+    assert len(list_diffusion()) == 8 and len(list_vlms()) == 5
 
 
 def _write(folder: Path, name: str, data: dict[str, Any]) -> None:
@@ -212,6 +214,32 @@ def test_counts_match_transformers() -> None:
             else:  # SD 2.x: CLIPTextModel, no projection
                 built_enc = tf.CLIPTextModel(tf.CLIPTextConfig(**cfg))
             assert _count(built_enc) == enc.config.num_params()
+
+
+@pytest.mark.slow
+def test_llama32_vision_matches_transformers() -> None:
+    """MllamaForConditionalGeneration from the published vision_config / text_config."""
+    torch = pytest.importorskip("torch")
+    tf = pytest.importorskip("transformers")
+    model = find_multimodal("llama 3.2 11b vision")
+    assert isinstance(model, VisionLanguageModel) and model.cross_attention is not None
+    ratios = [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]
+    vision = model.vision.model_dump(exclude={"kind", "aspect_ratios"})
+    vision |= {"supported_aspect_ratios": ratios, "attention_heads": 16,
+               "intermediate_layers_indices": [3, 7, 15, 23, 30]}  # fmt: skip
+    lm = model.language
+    text = {"hidden_size": lm.hidden_size, "intermediate_size": lm.intermediate_size,
+            "num_attention_heads": lm.num_heads, "num_key_value_heads": lm.num_kv_heads,
+            "vocab_size": lm.vocab_size, "num_hidden_layers": lm.num_layers,
+            "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38],
+            "tie_word_embeddings": False}  # fmt: skip
+    with torch.device("meta"):
+        built = tf.MllamaForConditionalGeneration(
+            tf.MllamaConfig(vision_config=vision, text_config=text)
+        )
+    assert _count(built.model.vision_model) == model.vision_params()
+    assert _count(built.model.multi_modal_projector) == model.projector_params()
+    assert _count(built) == model.total_params()
 
 
 def test_vlm_config_files_are_read(tmp_path: Path) -> None:
