@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tools.architectures.multimodal import find_multimodal
@@ -66,7 +68,7 @@ def test_llama32_vision_cross_attends_without_image_tokens() -> None:
     mllama = _vlm("llama 3.2 11b vision")
     states, kv = 1601 * 4096 * 2, 1601 * 2 * 1024 * 2
     for ckpt, layers in (("none", 8), ("full", 1)):
-        settings = {"method": "lora", "gradient_checkpointing": ckpt}
+        settings: dict[str, Any] = {"method": "lora", "gradient_checkpointing": ckpt}
         est = estimate_vlm(mllama, text_tokens=512, **settings)
         assert est.seq_len == 512 and est.image_tokens_per_image == 0
         alone = estimate(EstimateInput(model=mllama.language, seq_len=512, **settings))
