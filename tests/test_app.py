@@ -64,12 +64,14 @@ def _turn(client: Client, text: str, lang: str = "auto") -> list[list[dict[str, 
 
 
 @pytest.mark.slow
-def test_documented_api_lists_the_three_tools(served: tuple[str, Settings]) -> None:
+def test_documented_api_lists_the_four_tools(served: tuple[str, Settings]) -> None:
     client = Client(served[0], verbose=False)
     api = client.view_api(return_format="dict", print_info=False)
     assert sorted(api["named_endpoints"]) == [
-        "/estimate_memory", "/rank_instances", "/search_knowledge",
+        "/estimate_memory", "/rank_instances", "/refresh_prices", "/search_knowledge",
     ], "internal events stay private; /chat is callable but not an MCP tool"  # fmt: skip
+    refresh = api["named_endpoints"]["/refresh_prices"]["parameters"]
+    assert [p["parameter_name"] for p in refresh] == ["providers", "source"]
     params = [p["parameter_name"] for p in api["named_endpoints"]["/rank_instances"]["parameters"]]
     assert params == ["model", "top", *RANK_FIELDS], "the job's fields, from the signature"
 
@@ -189,10 +191,16 @@ def test_basic_auth_from_the_environment_guards_page_and_api(
     _, url, _ = demo.launch(**app.launch_options(settings), prevent_thread_lock=True, quiet=True)
     try:
         assert httpx.get(f"{url}config").status_code == 401, "nothing without logging in"
+        refresh = httpx.post(
+            f"{url}gradio_api/call/refresh_prices", json={"data": [["aws"], "all"]}
+        )
+        assert refresh.status_code == 401, "no price refresh without logging in"
         with pytest.raises(AuthenticationError):
             Client(url, verbose=False)
         client = Client(url, auth=("ada", "pw-from-env"), verbose=False)
         assert json.loads(client.predict("7B", api_name="/estimate_memory"))["total_params"] > 0
+        with pytest.raises(Exception, match=r"error: provider: got 'nope'; valid: one of .*aws"):
+            client.predict(["nope"], "all", api_name="/refresh_prices")  # validated, not fetched
         assert "pw-from-env" not in httpx.get(url).text, "the password is never sent out"
     finally:
         demo.close()

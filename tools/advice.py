@@ -17,12 +17,14 @@ default, so one mistyped number never stops the answer.
 from __future__ import annotations
 
 from datetime import date, datetime
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.advice_images import check_language_job, estimate_image_spec, image_model
 from tools.architectures.architecture import ModelArch
+from tools.architectures.multimodal import MultimodalModel
 from tools.architectures.registry import resolve_model
 from tools.catalog import Catalog, is_area, matching_regions
 from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS
@@ -32,6 +34,7 @@ from tools.job.money import UnknownCurrencyError, to_usd
 from tools.job.spec import IMAGE_FIELDS, MECHANISM_FIELDS
 from tools.memory import LORA_METHODS, EstimateInput, MemoryEstimate, estimate
 from tools.ranking import rank
+from tools.ranking.images import ImageRankRequest
 from tools.ranking.models import Constraints, RankRequest, RankResult, Workload
 from tools.units import GIB
 
@@ -70,7 +73,8 @@ _QUIET = frozenset(
     {"lora_alpha", "lora_dropout", "engine", "optimizer_impl", "tensor_parallel",
      "sequence_parallel", "cuda_context_gib", "fragmentation", "gradient_accumulation_steps",
      "zero_stage", "sharding", "offload_optimizer", "attention", "qlora_double_quant",
-     "lora_targets", "max_nodes", "stack", "offload_params", *MECHANISM_FIELDS}
+     "lora_targets", "max_nodes", "stack", "offload_params", "cache_text_embeddings",
+     *MECHANISM_FIELDS}
 )  # fmt: skip
 
 
@@ -115,11 +119,14 @@ class ResolvedJob(BaseModel):
     assumed: list[Assumed] = Field(default_factory=list)
     notices: list[JobNotice] = Field(default_factory=list)
     estimate_input: EstimateInput | None = None
-    request: RankRequest | None = None
+    request: RankRequest | ImageRankRequest | None = None
 
     @property
     def ready(self) -> bool:
-        """True when the job can be estimated and ranked."""
+        """True when the job can be estimated and ranked (an image-model job has no language
+        estimator input: its request holds the image job)."""
+        if isinstance(self.request, ImageRankRequest):
+            return True
         return self.request is not None and self.estimate_input is not None
 
     def assumed_values(self) -> dict[str, Any]:
@@ -149,6 +156,11 @@ def resolve_job(
     notices += region_notices
     if spec_used.model is None:
         return ResolvedJob(spec=spec, missing=["model"], notices=notices)
+    image = image_model(spec_used)
+    if image is not None:
+        from tools.advice_image_rank import resolve_image  # deferred: it imports this module
+
+        return resolve_image(spec, spec_used, image, notices, usd, strict)
     spec_used = check_language_job(spec_used, strict)
     if strict and spec.tokens is not None and spec.samples is not None:
         raise InvalidInputError("samples", spec.samples, "give exactly one of tokens or samples")
@@ -184,15 +196,8 @@ def estimate_job(spec: JobSpec, *, strict: bool = True) -> tuple[ResolvedJob, Me
     image = image_model(spec)
     if image is not None:
         assumed: list[Assumed] = []
-
-        def value_of(name: str, method: str | None) -> Any:
-            return _value(spec, name, assumed, method)
-
-        side = spec.resolution or image.default_resolution  # the model's own default size
-        if spec.resolution is None:
-            reason = DEFAULTS["resolution"].reason
-            assumed.append(Assumed(field="resolution", value=side, reason=reason))
-        result = estimate_image_spec(spec, image, value_of, side)
+        side = resolution(spec, image, assumed)
+        result = estimate_image_spec(spec, image, partial(_value_of, spec, assumed), side)
         return ResolvedJob(spec=spec, assumed=assumed), result
     resolved = resolve_job(spec, strict=strict)
     if resolved.estimate_input is None:
@@ -234,6 +239,20 @@ def _value(spec: JobSpec, name: str, assumed: list[Assumed], method: str | None)
     value = default_for(name, method)
     assumed.append(Assumed(field=name, value=value, reason=DEFAULTS[name].reason))
     return value
+
+
+def resolution(spec: JobSpec, image: MultimodalModel, assumed: list[Assumed]) -> int:
+    """The image side the job gives, else the model's own (recorded in `assumed`)."""
+    if spec.resolution is not None:
+        return spec.resolution
+    reason = DEFAULTS["resolution"].reason
+    assumed.append(Assumed(field="resolution", value=image.default_resolution, reason=reason))
+    return image.default_resolution
+
+
+def _value_of(spec: JobSpec, assumed: list[Assumed], name: str, method: str | None) -> Any:
+    """`_value` in the argument order the image helpers call it with (name, method)."""
+    return _value(spec, name, assumed, method)
 
 
 def _model(spec: JobSpec) -> ModelArch:

@@ -1,10 +1,12 @@
 """Jobs on image models (diffusion pipelines, vision-language models) for `tools.advice`.
 
 `image_model(spec)` is the built-in diffusion pipeline or VLM a job names (or a diffusers folder
-with model_index.json), else None; `estimate_image_spec` resolves such a job's open fields
-through the job defaults (recording each one used) and estimates it;
-`check_language_job` refuses image fields on a language model's job (or drops them when not
-strict) and says that ranking image models is not supported yet.
+with model_index.json), else None; `image_job` resolves such a job's open fields through the
+job defaults (recording each one used) into the `ImageJob` the image estimator and the ranking
+read; `estimate_image_spec` estimates it with the plan the spec gives; `image_workload` sizes
+its run (steps x batch or images x epochs for diffusion; samples for VLMs, as for language
+models); `check_language_job` refuses image fields on a language model's job (or drops them
+when not strict).
 """
 
 from __future__ import annotations
@@ -25,8 +27,15 @@ from tools.job import JobSpec
 from tools.job.spec import FIELD_GROUPS, IMAGE_FIELDS
 from tools.memory.images.jobs import DIFFUSION_FIELDS, VLM_FIELDS, estimate_image_job
 from tools.memory.images.stacks import check_stack
+from tools.ranking.images import ImageJob
 
-__all__ = ["check_language_job", "estimate_image_spec", "image_model"]
+__all__ = [
+    "check_language_job",
+    "estimate_image_spec",
+    "image_job",
+    "image_model",
+    "image_workload",
+]
 
 ValueOf = Callable[[str, Any], Any]
 _LANGUAGE_SHOWN = (
@@ -52,15 +61,8 @@ def image_model(spec: JobSpec) -> MultimodalModel | None:
 
 
 def check_language_job(spec: JobSpec, strict: bool) -> JobSpec:
-    """`spec` for a language model: image fields refused (strict) or cleared; an image model is
-    refused with what works for it (ranking them is not supported yet)."""
-    if image_model(spec) is not None:
-        raise InvalidInputError(
-            "model",
-            spec.model,
-            "a language model for a ranking: diffusion and vision-language models are"
-            " estimated (gpu-advisor estimate), not ranked yet",
-        )
+    """`spec` for a language model: image fields refused (strict) or cleared; an image
+    trainer as its stack refused."""
     check_stack(spec.stack, "language")
     given = [name for name in (*IMAGE_FIELDS, "images", "steps") if getattr(spec, name) is not None]
     if given and strict:
@@ -71,22 +73,22 @@ def check_language_job(spec: JobSpec, strict: bool) -> JobSpec:
     return spec.model_copy(update=dict.fromkeys(given)) if given else spec
 
 
-def estimate_image_spec(spec: JobSpec, model: MultimodalModel, value_of: ValueOf, side: int) -> Any:
-    """The MemoryEstimate of `spec` on `model` at `side` px; every default used is recorded by
-    `value_of`."""
+def image_job(
+    spec: JobSpec, model: MultimodalModel, value_of: ValueOf, side: int, plan: bool = False
+) -> ImageJob:
+    """The job on `model` at `side` px, every default used recorded by `value_of`; `plan`
+    keeps the spec's plan (GPUs, ZeRO) for an estimate, else the ranking chooses it."""
     method = value_of("method", None)
     if isinstance(model, DiffusionModel):
         check_stack(spec.stack, "diffusion")
-        names = [n for n in DIFFUSION_FIELDS if n not in ("method", "resolution")]
-        open_to_stack = spec.stack is not None
-        values = {
-            name: None
-            if open_to_stack and name in _STACK_FILLED and getattr(spec, name) is None
-            else value_of(name, method)
-            for name in names
-        }
-        values |= {"method": method, "resolution": side, "stack": spec.stack}
-        return estimate_image_job(model, values)
+        names = [n for n in DIFFUSION_FIELDS if n not in ("method", "resolution", "num_gpus")]
+        values = {name: _diffusion_value(spec, name, value_of, method) for name in names}
+        values.update(method=method, resolution=side, stack=spec.stack)
+        if plan:
+            values["num_gpus"] = value_of("num_gpus", method)
+        else:
+            values["gradient_accumulation_steps"] = value_of("gradient_accumulation_steps", method)
+        return ImageJob(model=model, values=values)
     check_stack(spec.stack, "language")
     values = {n: value_of(n, method) for n in VLM_FIELDS if n != "resolution"}
     language: dict[str, Any] = {"method": method}
@@ -94,9 +96,70 @@ def estimate_image_spec(spec: JobSpec, model: MultimodalModel, value_of: ValueOf
         if name in _LORA_FIELDS and method not in ("lora", "qlora"):
             continue
         language[name] = value_of(name, method)
-    for name in FIELD_GROUPS["training"] + FIELD_GROUPS["plan"]:
+    groups = FIELD_GROUPS["training"] + (FIELD_GROUPS["plan"] if plan else ())
+    for name in groups:
         if name in IMAGE_FIELDS or name in language or name == "cuda_context_gib":
             continue
         if getattr(spec, name) is not None:
             language[name] = getattr(spec, name)
-    return estimate_image_job(model, {**values, "resolution": side}, language)
+    return ImageJob(model=model, values={**values, "resolution": side}, language=language)
+
+
+def _diffusion_value(spec: JobSpec, name: str, value_of: ValueOf, method: str | None) -> Any:
+    """The job's value, None where its image trainer (`stack`) fills what is left open, else
+    the job default."""
+    if spec.stack is not None and name in _STACK_FILLED and getattr(spec, name) is None:
+        return None
+    return value_of(name, method)
+
+
+def estimate_image_spec(spec: JobSpec, model: MultimodalModel, value_of: ValueOf, side: int) -> Any:
+    """The MemoryEstimate of `spec` on `model` at `side` px, on the plan the spec gives; every
+    default used is recorded by `value_of`."""
+    job = image_job(spec, model, value_of, side, plan=True)
+    return estimate_image_job(job.model, job.values, job.language)
+
+
+def image_workload(spec: JobSpec, job: ImageJob, value_of: ValueOf) -> tuple[float, float, str]:
+    """(training images or samples over the run, distinct images staged, how it was reckoned).
+
+    Diffusion: steps x images per step (micro-batch x accumulation) when steps are given or
+    nothing is, else images x epochs. VLMs: samples x epochs, or images / images per sample,
+    steps x batch, or tokens / (text + image tokens) as for a language model (its default
+    token count when nothing is given)."""
+    if isinstance(job.model, DiffusionModel):
+        batch = int(job.values["micro_batch_size"]) * int(job.values["gradient_accumulation_steps"])
+        if spec.steps is not None or spec.images is None:
+            steps = int(value_of("steps", None))
+            images = float(steps * batch)
+            text = f"{steps} steps x {batch} image(s) per step = {images:,.0f} training images"
+            return images, float(spec.images or images), text
+        epochs = float(value_of("epochs", None))
+        text = f"{spec.images:,} images x {epochs:g} epoch(s) = {spec.images * epochs:,.0f}"
+        return spec.images * epochs, float(spec.images), f"{text} training images"
+    return _vlm_workload(spec, job, value_of)
+
+
+def _vlm_workload(spec: JobSpec, job: ImageJob, value_of: ValueOf) -> tuple[float, float, str]:
+    assert not isinstance(job.model, DiffusionModel)
+    per_sample = int(job.values["images_per_sample"])
+    seq = int(job.language.get("seq_len") or 2048)
+    seq += per_sample * job.model.image_tokens(int(job.values["resolution"]))
+    if spec.steps is not None:
+        batch = int(job.language.get("micro_batch_size") or 1)
+        batch *= int(spec.gradient_accumulation_steps or 1)
+        samples = float(spec.steps * batch)
+        text = f"{spec.steps} steps x {batch} sample(s) per step = {samples:,.0f} samples"
+        return samples, samples * per_sample, text
+    if spec.samples is not None:
+        per_epoch, what = float(spec.samples), f"{spec.samples:,} samples"
+    elif spec.images is not None:
+        per_epoch = float(spec.images) / max(1, per_sample)
+        what = f"{spec.images:,} images / {max(1, per_sample)} per sample"
+    else:
+        tokens = float(value_of("tokens", None))
+        per_epoch, what = tokens / seq, f"{tokens:,.0f} tokens / {seq:,} tokens per sample"
+    epochs = float(value_of("epochs", None))
+    samples = per_epoch * epochs
+    text = f"{what} x {epochs:g} epoch(s) = {samples:,.0f} image-text samples of {seq:,} tokens"
+    return samples, max(1.0, per_epoch * per_sample), text

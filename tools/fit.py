@@ -5,6 +5,9 @@
 the memory per GPU: QLoRA (or LoRA for a full fine-tune), a shorter sequence, micro-batch 1 with
 gradient accumulation, full recomputation, an 8-bit optimizer, ZeRO-3 over the GPUs, optimizer
 offload, and those that keep the method all together. Every figure is the estimator's.
+A diffusion or vision-language job (no language estimator input) tries the changes its image
+estimator reads: full recomputation, an 8-bit optimizer, LoRA for a full fine-tune and, for a
+VLM on several GPUs, ZeRO-3.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ FitChange = Literal[
     "zero3", "offload_optimizer", "combined",
 ]  # fmt: skip
 _SHORTEST_SEQ = 256
+_SHOWN = ("method", "seq_len", "micro_batch_size", "gradient_checkpointing", "optimizer",
+          "zero_stage")  # fmt: skip
 
 
 class FitWay(BaseModel):
@@ -58,12 +63,17 @@ def check_fit(spec: JobSpec, vram_gib: float, gpu_count: int = 1) -> FitCheck:
     spare (or missing) memory, and what each nearby change would need."""
     base_spec = spec.model_copy(update={"num_gpus": gpu_count})
     resolved, base = estimate_job(base_spec, strict=False)
-    assert resolved.estimate_input is not None
     job = resolved.estimate_input
     vram = round(vram_gib * GIB)
     need = base.per_gpu.total
     ways = []
-    candidates = _fit_changes(job, gpu_count)
+    if job is None:  # an image model: the fields its estimator read
+        settings = {**resolved.assumed_values(), **base_spec.filled()}
+        settings = {k: settings.get(k) for k in _SHOWN}
+        candidates = _image_changes(settings, gpu_count)
+    else:
+        settings = job.model_dump(mode="json", include=set(_SHOWN))
+        candidates = _fit_changes(job, gpu_count)
     keep_method = [change for name, change in candidates if name not in ("qlora", "lora")]
     if len(keep_method) > 1:  # every change that keeps the method, together
         merged: dict[str, Any] = {}
@@ -84,10 +94,25 @@ def check_fit(spec: JobSpec, vram_gib: float, gpu_count: int = 1) -> FitCheck:
         need_bytes=need,
         spare_bytes=vram - need,
         fits=need <= vram,
-        settings=job.model_dump(mode="json", include={"method", "seq_len", "micro_batch_size",
-                                "gradient_checkpointing", "optimizer", "zero_stage"}),
+        settings=settings,
         ways=useful,
-    )  # fmt: skip
+    )
+
+
+def _image_changes(
+    values: dict[str, Any], gpu_count: int
+) -> list[tuple[FitChange, dict[str, Any]]]:
+    """The changes an image-model job's estimator reads (see the module docstring)."""
+    changes: list[tuple[FitChange, dict[str, Any]]] = []
+    if values.get("method") == "full":
+        changes.append(("lora", {"method": "lora"}))
+    if values.get("gradient_checkpointing") != "full":
+        changes.append(("recomputation", {"gradient_checkpointing": "full"}))
+    if values.get("optimizer") == "adamw":
+        changes.append(("optimizer_8bit", {"optimizer": "adamw-8bit"}))
+    if gpu_count > 1 and values.get("seq_len") is not None and (values.get("zero_stage") or 0) < 3:
+        changes.append(("zero3", {"zero_stage": 3}))  # a VLM: its language model shards
+    return changes
 
 
 def _fit_changes(job: EstimateInput, gpu_count: int) -> list[tuple[FitChange, dict[str, Any]]]:

@@ -23,8 +23,6 @@ from assistant.agent.turn import (
     _artifact,
     _passages,
     _search,
-    image_answer,
-    image_calls,
     job_answer,
     job_calls,
     job_tool_args,
@@ -46,8 +44,6 @@ MAX_SIZES = 2  # memory sizes a fit check tries for one GPU family ("A100": 40 a
 MAX_SIDES = 3  # GPUs compared side by side
 _LIMITS = ("max_price_per_hour", "budget", "deadline_hours")
 _NEEDS_MODEL = ("job", "amend", "fit_check", "compare", "why_not")
-# Intents a diffusion or vision-language job answers with its memory estimate alone.
-_IMAGE_INTENTS = _NEEDS_MODEL
 
 
 def family_label(ids: str) -> str:
@@ -76,9 +72,6 @@ def _ready(ctx: TurnContext) -> bool:
 def calls_for(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[PlannedCall]:
     """Every tool call the turn needs for its intent, given what has run so far."""
     intent = ctx.intent
-    if ctx.image:
-        asks_job = intent in _IMAGE_INTENTS or (intent == "guidance" and ctx.kind == "mixed")
-        return image_calls(ctx) if asks_job else []
     if intent in _NEEDS_MODEL and not _ready(ctx):
         return []
     if intent in ("job", "amend"):
@@ -178,9 +171,6 @@ def compose_for(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> Answer:
         return compose_scope(ctx.lang, serving, name)
     if intent in _NEEDS_MODEL and ctx.state.model is None:
         return compose.compose_clarification(ctx.lang, "model", _passages(outcomes))
-    image = image_answer(ctx, outcomes) if ctx.image else None
-    if image is not None:
-        return image
     if intent == "amend" and not _changed(ctx):
         return compose_amend_unclear(ctx.lang)
     if intent == "fit_check":

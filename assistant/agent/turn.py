@@ -1,9 +1,9 @@
 """One turn of the offline brain: what the turn knows, which tool calls it needs, and its answer.
 
 `plan_turn` folds the user's message into the job state and resolves the job
-(`tools.advice.resolve_job`, leniently); `job_calls` and `image_calls` build the tool calls of a
-job with the arguments the conversation gave (the tools resolve the rest with the same
-defaults), `job_answer` and `image_answer` the answers from their results.
+(`tools.advice.resolve_job`, leniently: language, diffusion and vision-language jobs alike);
+`job_calls` builds the tool calls of a job with the arguments the conversation gave (the tools
+resolve the rest with the same defaults), `job_answer` the answer from their results.
 `assistant.agent.routes` chooses among them per intent and takes the step.
 
 Every message is routed to one of eight intents (`assistant.extract.routing`); what each needs
@@ -43,7 +43,6 @@ from assistant.extract import (
 )
 from assistant.languages import choose_language
 from tools.advice import JobNotice, ResolvedJob, resolve_job
-from tools.advice_images import image_model
 from tools.catalog.instances import Catalog
 from tools.errors import AdvisorError
 from tools.job import JobSpec, JobUpdate, Money, apply_update
@@ -88,7 +87,6 @@ class TurnContext(BaseModel):
     update: JobUpdate = JobUpdate()
     rejected: tuple[RejectedSlot, ...] = ()
     routed: Routed | None = None
-    image: bool = False  # a diffusion or vision-language model: estimated, not ranked yet
 
 
 # What a message names that is not a filter of the job for these intents: the hardware one
@@ -118,8 +116,6 @@ def plan_turn(
         "kind": routed.cues.kind, "update": update, "rejected": rejected, "routed": routed,
         "prior_plan": _resolved(prior, catalog),
     }  # fmt: skip
-    if image_model(state) is not None:
-        return TurnContext(**base, plan=ResolvedJob(spec=state), image=True)
     try:
         plan: ResolvedJob | None = resolve_job(state, catalog, strict=False)
     except AdvisorError as exc:
@@ -187,24 +183,6 @@ def _tool_args(plan: ResolvedJob, names: tuple[str, ...]) -> dict[str, Any]:
         if name in args and isinstance(money, Money):  # USD as a number, else "2.5 EUR"
             args[name] = money.amount if money.is_usd else str(money)
     return {"model": spec.model_label(), **args}
-
-
-def image_calls(ctx: TurnContext) -> list[PlannedCall]:
-    """estimate_memory for a diffusion or vision-language job (ranking them is not supported
-    yet), with the fields the conversation set."""
-    if ctx.state.model is None:
-        return []
-    return [
-        PlannedCall("estimate_memory", _tool_args(ResolvedJob(spec=ctx.state), ESTIMATE_FIELDS))
-    ]
-
-
-def image_answer(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> compose.Answer | None:
-    """The memory answer of a diffusion or vision-language job, if its estimate ran."""
-    estimate = _artifact(outcomes, MemoryEstimate)
-    if estimate is None:
-        return None
-    return compose.compose_image_estimate(ctx.lang, ctx.state, estimate)
 
 
 def job_tool_args(plan: ResolvedJob) -> dict[str, Any]:

@@ -80,15 +80,6 @@ def compose_job_answer(
     return t.answer(blocks, citations)
 
 
-def compose_image_estimate(lang: str, state: JobSpec, estimate: MemoryEstimate) -> Answer:
-    """The memory of a diffusion or vision-language job, and that ranking cloud instances for
-    such models is not supported yet (the estimate's assumptions list what it took)."""
-    t = Text(lang)
-    blocks = [memory_section(t, estimate, None, None), t.msg("memory.image_not_ranked")]
-    blocks.append(notices_section(t, [], state))
-    return t.answer(blocks, [])
-
-
 def _sources(t: Text, citations: Sequence[Citation]) -> str:
     if not citations:
         return ""

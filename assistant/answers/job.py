@@ -350,6 +350,8 @@ def field_value(t: Text, name: str, value: object) -> str:
             return t.hours(value)
         if name in ("max_vram_gib", "cuda_context_gib"):
             return f"{t.number(value)}\u00a0GiB"
+        if name == "resolution":  # an image side: no thousands separator
+            return f"{int(value)}\u00a0px"
         if name in _COUNT_FIELDS or float(value).is_integer():
             return t.count(value)
         return t.number(value)

@@ -164,8 +164,11 @@ def render(result: RankResult, resolved: ResolvedJob | None = None) -> str:
     rows = [_table_cells(row) for row in result.ranked]
     width = max([len(cells[0]) for cells in rows] + [8])
     gpus_width = max([len(cells[1]) for cells in rows] + [4])
+    size = f"{job.tokens / 1e6:,.1f}M tokens"
+    if job.images is not None:  # diffusion: the images trained on; VLMs: image-text samples
+        size = f"{job.images:,.0f} " + (f"samples, {size}" if job.tokens else "images")
     lines = [
-        f"{job.model}: {job.method}, {job.precision}, {job.tokens / 1e6:,.1f}M tokens, "
+        f"{job.model}: {job.method}, {job.precision}, {size}, "
         f"{job.training_flops:.3g} FLOPs; objective: {job.objective}",
         "",
         f"{'#':>3} {'instance':<{width}} {'GPUs':<{gpus_width}} {'plan':<22} "

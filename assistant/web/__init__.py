@@ -4,8 +4,9 @@
 plan and cost charts, `form` the job form, `launch_spec` the SkyPilot task, `state/` what a
 browser tab keeps (its session, sealed on the server) and the thumbs ratings, `uploads`
 config.json uploads, `chat_view` and `safe_text` the chat as text, `cells` figures in the
-interface locale, `ui_strings` the interface strings in six languages, and `public_api` the
-functions published as API endpoints and MCP tools.
+interface locale, `ui_strings` the interface strings in six languages, `prices` the price
+refresh the Catalog tab and the API run (one at a time), and `public_api` the functions
+published as API endpoints and MCP tools.
 """
 
 from assistant.web.form import form_values, form_widgets, spec_from_form

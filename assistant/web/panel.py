@@ -29,7 +29,7 @@ from assistant.web.charts.plan import plan_chart, render_plan_chart
 from assistant.web.launch_spec import build_launch_spec, to_json, to_skypilot_yaml
 from assistant.web.tables import Table, excluded_table, gpus_text, ranked_tables
 from assistant.web.ui_strings import ui_format, ui_text, vocabulary
-from tools.advice import JobNotice, ResolvedJob, rank_job
+from tools.advice import JobNotice, ResolvedJob, estimate_job, rank_job
 from tools.catalog.instances import Catalog, Instance
 from tools.errors import AdvisorError
 from tools.job import JobSpec
@@ -141,8 +141,10 @@ def compute_panel(state: JobSpec, catalog: Catalog) -> PanelData:
         return PanelData(state=state)
     try:
         resolved, ranking = _rank_all(state, catalog)
-        assert resolved.estimate_input is not None  # the state has a model
-        memory = estimate(resolved.estimate_input)
+        if resolved.estimate_input is not None:
+            memory = estimate(resolved.estimate_input)
+        else:  # an image model: its own estimator, as the chat's estimate_memory runs it
+            _, memory = estimate_job(state, strict=False)
     except AdvisorError as exc:
         return PanelData(notes=[PanelNote(key="error_input", values={"error": str(exc)})])
     return PanelData(

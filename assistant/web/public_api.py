@@ -1,4 +1,4 @@
-"""The three functions the app publishes as API endpoints and MCP tools.
+"""The functions the app publishes as API endpoints and MCP tools.
 
 `estimate_memory`, `rank_instances` and `search_knowledge` take the arguments of the chat's own
 tools (`assistant.agent.tool_args`, generated from `tools.job.JobSpec`), as typed keyword
@@ -10,6 +10,10 @@ the key names), which MCP clients read as it is.
 A bad argument or a domain error raises the `AdvisorError` the command line prints ("seq_len:
 got 0; valid: ..."); the app's edge (`assistant.web.blocks.demo.endpoint`) turns it into an
 error MCP clients receive as a tool error (`isError: true`) and HTTP clients as the endpoint's.
+
+`refresh_prices` (published when the app has a `PriceRefresher`) runs the Catalog tab's price
+refresh: the same lock (a refresh already running is an error saying so), the same reload of the
+catalog afterwards, and JSON with each provider's outcome.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from assistant.agent.toolbox import (
     run_rank_instances,
     run_search_knowledge,
 )
+from assistant.web.prices import PriceRefresher, report_json
 from tools.catalog.instances import Catalog
+from tools.catalog.refresh.models import SourceChoice
 from tools.errors import invalid_input
 from tools.job.limits import VALID
 
@@ -98,11 +104,38 @@ def _endpoint(
     return endpoint
 
 
+def _refresh_endpoint(prices: PriceRefresher, catalog: Callable[[], Catalog]) -> Callable[..., str]:
+    def refresh_prices(providers: list[str] | None = None, source: SourceChoice = "all") -> str:
+        """Download current cloud GPU prices from the public catalogs of gpuhunt and SkyPilot,
+        each provider on its own (timeouts, retries; a provider that fails keeps its last good
+        copy); rank_instances then uses the new prices. A copy checked within its refresh
+        interval is not downloaded again. One refresh runs at a time.
+
+        Args:
+            providers: provider names, e.g. ["aws", "lambda", "vast"]; empty = every provider
+                the chosen source publishes offline
+            source: "gpuhunt", "skypilot" or "all" (each provider from the first that has it)
+
+        Returns:
+            JSON text: per provider its status (updated, unchanged, fresh, failed), the
+            instance types in use, as_of (download time), url, version and error; the number
+            of instance types in the catalog now
+        """
+        report = prices.run(providers or None, source)
+        return report_json(report, len(catalog()))
+
+    return refresh_prices
+
+
 class PublicApi:
-    """The published functions, bound to the app's catalog and knowledge base (opened lazily)."""
+    """The published functions, bound to the app's catalog and knowledge base (opened lazily)
+    and, when given, its price refresher."""
 
     def __init__(
-        self, catalog: Callable[[], Catalog], knowledge: Callable[[], KnowledgeSearch]
+        self,
+        catalog: Callable[[], Catalog],
+        knowledge: Callable[[], KnowledgeSearch],
+        prices: PriceRefresher | None = None,
     ) -> None:
         self.estimate_memory = _endpoint("estimate_memory", EstimateMemoryArgs, run_estimate_memory)
         self.rank_instances = _endpoint(
@@ -111,6 +144,8 @@ class PublicApi:
         self.search_knowledge = _endpoint(
             "search_knowledge", SearchKnowledgeArgs, lambda a: run_search_knowledge(a, knowledge())
         )
+        self.refresh_prices = None if prices is None else _refresh_endpoint(prices, catalog)
 
     def functions(self) -> list[Callable[..., str]]:
-        return [self.estimate_memory, self.rank_instances, self.search_knowledge]
+        found = [self.estimate_memory, self.rank_instances, self.search_knowledge]
+        return found if self.refresh_prices is None else [*found, self.refresh_prices]

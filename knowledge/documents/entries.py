@@ -45,6 +45,10 @@ PROJECT_TOPICS: tuple[str, ...] = (
     "provider/egress-costs",
     "faq/lora-vs-qlora",
     "faq/hourly-vs-total-cost",
+    "diffusion/finetune-memory",
+    "diffusion/dreambooth-lora",
+    "vision/vlm-finetune",
+    "faq/diffusion-vlm-gpu",
 )
 
 TOPIC_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*/[a-z0-9]+(?:-[a-z0-9]+)*$"

@@ -87,3 +87,17 @@ def shop_catalog() -> Catalog:
         )
         for provider, name, gpu, count, price, spot, regions in rows
     )  # fmt: skip
+
+
+def image_catalog() -> Catalog:
+    """Seven instances for image-model rankings: 24 GB cards (L4, RTX 4090), a 48 GB L40S, an
+    80 GB A100 alone and two over PCIe, an 8 x H100 SXM node and a 2 x L4 PCIe node."""
+    return Catalog([
+        instance("l4-1x", "L4", 1, 0.80),
+        instance("l4-2x", "L4", 2, 1.60, interconnect="pcie"),
+        instance("rtx4090-1x", "RTX4090", 1, 0.40),
+        instance("l40s-1x", "L40S", 1, 1.00),
+        instance("a100-80-1x", "A100-80GB-SXM", 1, 1.60),
+        instance("a100-80-2x-pcie", "A100-80GB-PCIe", 2, 3.00, interconnect="pcie"),
+        instance("h100-8x", "H100-SXM", 8, 24.00),
+    ])  # fmt: skip

@@ -54,5 +54,9 @@ def test_image_fields_on_a_language_model_are_refused() -> None:
 def test_bad_values_for_diffusion_say_what_is_valid() -> None:
     with pytest.raises(InvalidInputError, match="lora or full"):
         estimate_job(JobSpec(model="sdxl", method="qlora"))
-    with pytest.raises(InvalidInputError, match="not ranked yet"):
-        rank_job(JobSpec(model="sdxl"), builtin_catalog())
+    with pytest.raises(InvalidInputError, match="lora or full"):
+        rank_job(JobSpec(model="sdxl", method="qlora"), builtin_catalog())
+    resolved, result = rank_job(JobSpec(model="sdxl", method="qlora"), builtin_catalog(),
+                                strict=False)  # fmt: skip
+    assert [n.field for n in resolved.notices] == ["method"], "dropped with a notice"
+    assert result.job.method == "lora" and result.ranked, "ranked with the default method"

@@ -4,7 +4,9 @@
 computes once, `plans` the parallel plans and what each shards, `search` the first plan that fits
 a machine shape, `screen` the constraint checks, `time` the training hours of a plan (kernels,
 communication, pipeline, setup, failures), `costs` billing rounding and the spot interruption
-model, `text` the one-line reasons and `wording` the stated assumptions.
+model, `text` the one-line reasons and `wording` the stated assumptions. `images` holds the
+request and plan search of image-model jobs (diffusion, VLMs) and `image_prepare` what their
+ranking computes once; `rank` ranks them with everything else unchanged.
 """
 
 from tools.ranking.models import (

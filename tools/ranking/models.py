@@ -243,6 +243,11 @@ class JobSummary(BaseModel):
     active_params: int = Field(description="parameters used per token (MoE: active experts)")
     trainable_params: int
     tokens: float = Field(description="tokens processed over all epochs")
+    images: float | None = Field(
+        default=None,
+        description="image models: training images (diffusion) or image-text samples (VLMs)"
+        " over the run; None for language models",
+    )
     training_flops: float = Field(
         description="FLOPs executed over the run: matmuls, attention and recomputation"
     )

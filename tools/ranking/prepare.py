@@ -9,9 +9,11 @@ from tools.catalog.instances import Instance
 from tools.enums import Billing, Pricing
 from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.costs import SECONDS_PER_HOUR, SpotAssumptions, SpotRun, billed_seconds
+from tools.ranking.images import ImageRankRequest, ImageSearch
 from tools.ranking.models import ExclusionKind, JobSummary, RankRequest
 from tools.ranking.plans import EstimateFn, PlanFit, PlanName, is_sharded, plan_engine
 from tools.ranking.search import PlanSearch, search_for
+from tools.ranking.time.image_step import ImageWork
 from tools.ranking.time.step import RunTime
 from tools.ranking.time.work import TrainingWork, training_work
 from tools.ranking.wording import job_assumptions
@@ -97,14 +99,14 @@ class Row:
 class PreparedJob:
     """The request plus the figures every row shares."""
 
-    request: RankRequest
-    search: PlanSearch
+    request: RankRequest | ImageRankRequest
+    search: PlanSearch | ImageSearch
     margin: float
     precision: str
     tokens: float
     tokens_per_epoch: float
     training_flops: float
-    work: TrainingWork
+    work: TrainingWork | ImageWork
     total_params: int
     checkpoints: dict[PlanName, int]  # bytes one checkpoint writes, per engine group
     failures_only: SpotAssumptions  # the spot terms without preemptions: an on-demand run

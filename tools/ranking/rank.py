@@ -24,7 +24,7 @@ from operator import attrgetter
 
 from tools.catalog.freshness import price_age, provider_summaries
 from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS, Instance
-from tools.gpus import lookup_gpu
+from tools.gpus import GPUSpec, lookup_gpu
 from tools.memory import estimate
 from tools.ranking.costs import (
     SECONDS_PER_HOUR,
@@ -32,6 +32,8 @@ from tools.ranking.costs import (
     SpotRun,
     expected_spot_run,
 )
+from tools.ranking.image_prepare import prepare_image_job
+from tools.ranking.images import ImageRankRequest
 from tools.ranking.models import (
     Excluded,
     Pricing,
@@ -50,10 +52,13 @@ from tools.ranking.prepare import (
 )
 from tools.ranking.screen import Screen, node_range, over_price, shape_problem
 from tools.ranking.text import excluded_memory_reason, plan_text, ranked_reasons, usd
+from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.comm import ClusterShape, Layout
 from tools.ranking.time.goodput import failure_rate_per_node_hour
+from tools.ranking.time.image_step import ImageWork, image_run_time
 from tools.ranking.time.setup import setup_hours
-from tools.ranking.time.step import run_time
+from tools.ranking.time.step import RunTime, run_time
+from tools.ranking.time.work import TrainingWork
 from tools.units import GIB
 
 __all__ = ["rank"]
@@ -83,7 +88,7 @@ _PRICE_FIELDS = attrgetter(
 
 
 def rank(
-    request: RankRequest,
+    request: RankRequest | ImageRankRequest,
     instances: Iterable[Instance],
     estimate_fn: EstimateFn = estimate,
     *,
@@ -93,9 +98,14 @@ def rank(
     """Rank `instances` for `request`: qualifying ones best first, the rest with a reason.
 
     now: when given (timezone-aware), every ranked row also carries its price's age and stale
-    flag (older than `stale_price_days`), and the result a freshness summary per provider."""
+    flag (older than `stale_price_days`), and the result a freshness summary per provider.
+    An image-model job (`ImageRankRequest`) is ranked the same way from its own figures
+    (`tools.ranking.image_prepare`)."""
     items = instances if isinstance(instances, list) else list(instances)
-    job = prepare_job(request, estimate_fn)
+    if isinstance(request, ImageRankRequest):
+        job = prepare_image_job(request)
+    else:
+        job = prepare_job(request, estimate_fn)
     screen = Screen.build(request.constraints, items)
     shapes: dict[tuple[object, ...], ShapeResult | Reject] = {}
     rows: list[Row] = []
@@ -214,13 +224,13 @@ def _time_shape(inst: Instance, fit: PlanFit, vram: int, job: PreparedJob) -> Sh
     )
     a = job.request.assumptions
     gpu = _gpu(inst.gpu)
-    run = run_time(job.work, gpu, shape, _layout(fit), a.throughput)
+    run = _run_time(job.work, gpu, shape, _layout(fit), a.throughput)
     if run is None:
         return Reject(
             "throughput", f"no published dense {job.precision} tensor peak for {inst.gpu}"
         )
     for other in job.search.pipelined(fit, inst.gpu_count, vram):
-        faster = run_time(job.work, gpu, shape, _layout(other), a.throughput)
+        faster = _run_time(job.work, gpu, shape, _layout(other), a.throughput)
         if faster is not None and faster.hours < run.hours:
             fit, run = other, faster
     checkpoint = plan_checkpoint(job, fit.plan)
@@ -234,6 +244,19 @@ def _time_shape(inst: Instance, fit: PlanFit, vram: int, job: PreparedJob) -> Sh
     if job.request.constraints.spot != "never":
         spot, problem_text = _course(run.hours, fit, checkpoint, job, with_spot=True)
     return ShapeResult(fit, vram, run, setup, checkpoint, on_demand, spot, problem_text)
+
+
+def _run_time(
+    work: TrainingWork | ImageWork,
+    gpu: GPUSpec,
+    shape: ClusterShape,
+    layout: Layout,
+    a: ThroughputAssumptions,
+) -> RunTime | None:
+    """Training hours of a language job's tokens, or of an image job's images."""
+    if isinstance(work, ImageWork):
+        return image_run_time(work, gpu, shape, layout, a)
+    return run_time(work, gpu, shape, layout, a)
 
 
 def _layout(fit: PlanFit) -> Layout:

@@ -16,6 +16,7 @@ from tools.catalog.instances import Instance
 from tools.catalog.regions import region_matches
 from tools.errors import UnknownNameError
 from tools.gpus import matching_gpu_ids
+from tools.ranking.images import ImageRankRequest
 from tools.ranking.models import Constraints, RankRequest
 from tools.ranking.prepare import Reject
 from tools.ranking.text import usd
@@ -103,7 +104,9 @@ class Screen:
         return None
 
 
-def shape_problem(inst: Instance, nodes: range, request: RankRequest) -> Reject | None:
+def shape_problem(
+    inst: Instance, nodes: range, request: RankRequest | ImageRankRequest
+) -> Reject | None:
     """GPU count and interconnect rules (depend only on the machine shape)."""
     cons = request.constraints
     if not nodes:

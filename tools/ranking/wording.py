@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from tools.ranking.images import ImageRankRequest
 from tools.ranking.models import RankRequest
 from tools.ranking.time.assumptions import ThroughputAssumptions
 
 
-def job_assumptions(request: RankRequest) -> list[str]:
+def job_assumptions(request: RankRequest | ImageRankRequest) -> list[str]:
     """Margin, FLOP counting, kernel and link model, setup, failures, spot and billing."""
     a = request.assumptions
     t, s, u, g = a.throughput, a.spot, a.setup, a.goodput

@@ -66,6 +66,23 @@ def t(key: str) -> Any:
     return i18n()(key)
 
 
+def input_row() -> Any:
+    """A row of labelled inputs, built alike for the Catalog tab's filters and the job form's
+    rows: side by side on a wide screen, two to a line on a phone (`.input-row` in style.CSS)."""
+    return gr.Row(elem_classes=["input-row"])
+
+
+def number_input(label_key: str, elem_id: str, precision: int | None = None) -> Any:
+    """A number input of at least 0, labelled with the interface string `label_key`."""
+    return gr.Number(label=t(label_key), minimum=0, precision=precision, elem_id=elem_id)
+
+
+def choice_input(choices: Any, label_key: str, elem_id: str, **extra: Any) -> Any:
+    """A dropdown labelled with the interface string `label_key` (`extra`: multiselect, value,
+    info, scale...)."""
+    return gr.Dropdown(choices, label=t(label_key), elem_id=elem_id, **extra)
+
+
 def table_update(table: Table, **extra: Any) -> Any:
     """A table component's new value: raw cells to sort by, locale text to show."""
     return gr.Dataframe(value=table.value(), datatype=table.datatypes, **extra)

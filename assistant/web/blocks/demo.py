@@ -119,7 +119,8 @@ def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.
         wire_panel(app, web_state, browser, panel, job)
         fills = [catalog, estimator, [_tab_labels, [web_state], tabs]]
         _wire_session(app, demo, web_state, browser, ui_lang, answer, job, fills)
-        for fn in PublicApi(app.catalog, app.assistant.resources.knowledge).functions():
+        published = PublicApi(app.catalog, app.assistant.resources.knowledge, app.prices)
+        for fn in published.functions():
             gr.api(endpoint(fn), api_name=fn.__name__)
     return demo
 

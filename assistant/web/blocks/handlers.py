@@ -38,6 +38,7 @@ from assistant.web.panel import (
     compute_panel,
     panel_from_events,
 )
+from assistant.web.prices import PriceRefresher
 from assistant.web.safe_text import safe_messages
 from assistant.web.state.feedback import append_feedback, feedback_path, record_for_like
 from assistant.web.state.sealed import BrowserSeal
@@ -77,6 +78,16 @@ class App:
         self._instances = {item.id: item for item in self._catalog}
         self._outputs = Outputs(self._catalog, self._instances, self.export_dir)
         self.seal = BrowserSeal(browser_secret(settings.data_dir))
+        # The Catalog tab's button and the refresh_prices endpoint: one refresh at a time.
+        self.prices = PriceRefresher(
+            settings.data_dir, settings.refresh_config(), on_updated=self._reload_catalog
+        )
+
+    def _reload_catalog(self) -> None:
+        """After a refresh changed prices: load the catalog now (the refresh waits for it, not
+        the next chat turn), and follow it."""
+        self.assistant.resources.reload_catalog()
+        self._follow_catalog()
 
     def _follow_catalog(self) -> None:
         """Take the assistant's catalog when a price refresh replaced it."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import gradio as gr
 
-from assistant.web.blocks.common import Widths, t
+from assistant.web.blocks.common import Widths, choice_input, input_row, number_input, t
 from assistant.web.blocks.handlers import App
 from assistant.web.form import CURRENCIES, FormWidget, form_widgets
 from assistant.web.ui_strings import vocabulary_key
@@ -65,30 +65,21 @@ class PanelParts:
 
 
 def _widget(widget: FormWidget) -> Any:
-    label = t(FORM_LABELS[widget.field])
+    key = FORM_LABELS[widget.field]
     if widget.kind == "model":
         models = [(arch.name, arch.id) for arch in list_models()]
-        return gr.Dropdown(
-            models,
-            label=label,
-            info=t("model_info"),
-            allow_custom_value=True,
-            value=None,
-            scale=2,
-            elem_id="form-model",
-        )
+        return choice_input(
+            models, key, "form-model", info=t("model_info"), allow_custom_value=True,
+            value=None, scale=2,
+        )  # fmt: skip
     if widget.kind == "choice":
         kind = _VOCABULARY[widget.field]
         options = [(t(vocabulary_key(kind, value)), value) for value in widget.choices]
         if widget.field == "spot":
-            return gr.Radio(options, label=label, value=None, elem_id="form-spot")
-        return gr.Dropdown(options, label=label, value=None, elem_id=f"form-{widget.field}")
-    return gr.Number(
-        label=label,
-        minimum=0,
-        precision=0 if widget.kind == "count" else None,
-        elem_id=f"form-{widget.field.replace('_', '-')}",
-    )
+            return gr.Radio(options, label=t(key), value=None, elem_id="form-spot")
+        return choice_input(options, key, f"form-{widget.field}", value=None)
+    elem_id = f"form-{widget.field.replace('_', '-')}"
+    return number_input(key, elem_id, precision=0 if widget.kind == "count" else None)
 
 
 def job_form() -> PanelParts:
@@ -97,18 +88,15 @@ def job_form() -> PanelParts:
     widgets: dict[str, FormWidget] = {w.field: w for w in form_widgets()}
     with gr.Accordion(t("job_panel"), open=False, elem_id="job-form") as box:
         for row in _ROWS:
-            with gr.Row(elem_classes=["form-row"]):
+            with input_row():
                 for name in row:
                     if name == "currency":
-                        made[name] = gr.Dropdown(
-                            list(CURRENCIES),
-                            value="USD",
-                            label=t("currency"),
-                            elem_id="form-currency",
+                        made[name] = choice_input(
+                            list(CURRENCIES), "currency", "form-currency", value="USD"
                         )
                     else:
                         made[name] = _widget(widgets[name])
-        with gr.Row(elem_classes=["form-row"]):
+        with input_row():
             upload = gr.UploadButton(
                 t("upload_config"),
                 type="filepath",

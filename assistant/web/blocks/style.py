@@ -65,11 +65,10 @@ CSS = f"""
 .memory-chart text {{user-select: none}}
 @media (max-width: {NARROW_PX}px) {{
   .gradio-container {{padding-left: 8px !important; padding-right: 8px !important}}
-  #header, #advisor-row, .filters {{flex-direction: column !important;
-    flex-wrap: nowrap !important}}
-  #header > *, #advisor-row > *, .filters > * {{min-width: 100% !important; width: 100% !important}}
-  .form-row {{flex-wrap: wrap !important}}
-  .form-row > * {{min-width: calc(50% - 8px) !important; flex: 1 1 calc(50% - 8px) !important}}
+  #header, #advisor-row {{flex-direction: column !important; flex-wrap: nowrap !important}}
+  #header > *, #advisor-row > * {{min-width: 100% !important; width: 100% !important}}
+  .input-row {{flex-wrap: wrap !important}}
+  .input-row > * {{min-width: calc(50% - 8px) !important; flex: 1 1 calc(50% - 8px) !important}}
   #chat {{height: min(62vh, 560px) !important}}
   button, input, textarea, [role="combobox"], [role="tab"] {{min-height: 44px}}
 }}

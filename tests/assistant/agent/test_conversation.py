@@ -173,15 +173,22 @@ def test_turn_result_consumes_the_rest(assistant: Assistant) -> None:
         ("de", "FLUX.1-dev mit LoRA feintunen, 1024px", "black-forest-labs/FLUX.1-dev"),
     ],
 )  # fmt: skip
-def test_an_image_model_job_gets_its_memory_estimate_and_says_ranking_is_not_supported(
+def test_an_image_model_job_gets_its_estimate_and_its_ranking(
     assistant: Assistant, lang: str, text: str, model_id: str
 ) -> None:
-    """Diffusion and vision-language jobs: estimate_memory alone (the same tool the CLI's
-    numbers come from), the figure in the answer, and the sentence that ranking them is not
-    supported yet; grounded like every answer."""
+    """Diffusion and vision-language jobs: estimate_memory and rank_instances (the tools the
+    CLI's numbers come from), the same model in both, its first pick in the answer; grounded
+    like every answer."""
     result = assistant.respond(text, Session()).result
-    assert [c.name for c in result.tool_calls] == ["estimate_memory"]
-    estimate = result.tool_calls[0].result
-    assert estimate["model_id"] == model_id
-    assert i18n_message(lang, "memory.image_not_ranked") in result.answer
+    assert [c.name for c in result.tool_calls] == ["estimate_memory", "rank_instances"]
+    estimate, ranking = (call.result for call in result.tool_calls)
+    assert estimate["model_id"] == model_id and ranking["job"]["model"] == model_id
+    assert ranking["job"]["images"] > 0, "sized in images (or image-text samples)"
+    instance_type = ranking["ranked"][0]["instance_id"].split("/", 1)[1]
+    assert instance_type in result.answer, "the answer names the first pick"
+    single = [row for row in ranking["ranked"] if row["gpu_count"] == 1]
+    total = estimate["per_gpu_gib"]["total"]
+    assert single and all(row["need_per_gpu_gib"] == total for row in single), (
+        "one GPU: the ranking's need is the estimate's"
+    )
     assert result.grounded and result.language == lang

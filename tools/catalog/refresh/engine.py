@@ -110,11 +110,14 @@ def refresh_catalogs(
         unreachable = Unreachable()
         for plan in plans:
 
-            def emit(stage: Stage, message: str = "", _plan: ProviderPlan = plan) -> None:
+            def emit(
+                stage: Stage, message: str = "", result: ProviderResult | None = None,
+                _plan: ProviderPlan = plan,
+            ) -> None:  # fmt: skip
                 if on_progress is not None:
                     event = RefreshEvent(
                         source=_plan.source, provider=_plan.provider, stage=stage,
-                        message=message, done=len(results), total=len(plans),
+                        message=message, done=len(results), total=len(plans), result=result,
                     )  # fmt: skip
                     on_progress(event)
 
@@ -125,7 +128,7 @@ def refresh_catalogs(
             if job.state is not None:
                 states[plan.key] = job.state
                 write_states(data_dir, states)
-            emit("failed" if result.status == "failed" else "done", result.message)
+            emit("failed" if result.status == "failed" else "done", result.message, result)
             results.append(result)
     return RefreshReport(started_at=started, finished_at=clock(), results=results)
 
@@ -209,7 +212,7 @@ class _Job:
         else:
             kept = "; no earlier copy: the curated prices stay in use"
         result = self._result("failed", f"failed: {reason}{kept}")
-        return result.model_copy(update={"kept_last_good": have})
+        return result.model_copy(update={"kept_last_good": have, "error": reason})
 
     def _result(self, status: str, message: str) -> ProviderResult:
         state = self.state

@@ -4,7 +4,9 @@
 Content-Length), HTTP 429 and 5xx are retried after `backoff_s` x 2^(try-1) seconds; any other
 4xx is final. A host that cannot be reached at all (no DNS answer, connection refused, network
 unreachable) is final at once and is remembered in `Unreachable`, so the other providers on that
-host fail fast too: offline, a refresh ends in about a second with one line per provider.
+host fail fast too: offline, a refresh ends in about a second with one line per provider. A host
+that lets every try's connect time out (a black hole) is remembered the same way after its
+tries, so one such host costs one file's tries, not every provider's.
 Only http(s) URLs are fetched, and at most `max_bytes` of a body are read.
 """
 
@@ -34,12 +36,14 @@ class FetchError(Exception):
         status: int | None = None,
         retryable: bool = False,
         unreachable: bool = False,
+        connect_timeout: bool = False,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.status = status
         self.retryable = retryable
         self.unreachable = unreachable
+        self.connect_timeout = connect_timeout
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,8 @@ def fetch(
             policy.sleep(policy.backoff_s * 2 ** (attempt - 1))
     assert last is not None
     tries = f" after {policy.attempts} attempts" if last.retryable and policy.attempts > 1 else ""
+    if last.connect_timeout and unreachable is not None:  # every try timed out connecting
+        unreachable.hosts[urlsplit(url).netloc] = last.reason + tries
     raise FetchError(last.reason + tries, last.status, last.retryable)
 
 
@@ -166,7 +172,7 @@ def _connection_error(reason: object, url: str) -> FetchError:
             f"cannot connect to {host} ({reason.strerror or reason})", unreachable=True
         )
     if isinstance(reason, TimeoutError | socket.timeout):
-        return FetchError(f"timed out connecting to {host}", retryable=True)
+        return FetchError(f"timed out connecting to {host}", retryable=True, connect_timeout=True)
     return FetchError(f"cannot reach {host} ({_short(reason)})", retryable=True)
 
 

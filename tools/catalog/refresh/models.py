@@ -83,20 +83,6 @@ class ProviderPlan(BaseModel):
         return f"{self.source}-{self.provider}"
 
 
-class RefreshEvent(BaseModel):
-    """Progress of one provider, as it happens (for a progress bar or a log line)."""
-
-    source: SourceName
-    provider: str
-    stage: Stage
-    message: str = ""
-    done: int = Field(default=0, description="providers finished so far")
-    total: int = Field(default=0, description="providers in this refresh")
-
-
-ProgressFn = Callable[[RefreshEvent], None]
-
-
 class ProviderResult(BaseModel):
     """What happened to one provider; on failure the last good copy is what `instances` counts."""
 
@@ -116,6 +102,26 @@ class ProviderResult(BaseModel):
         default_factory=dict, description="rows whose GPU has no datasheet entry, by name"
     )
     kept_last_good: bool = Field(default=False, description="a failure left the previous copy")
+    error: str | None = Field(
+        default=None, description="on failure, why (one line, without what was kept)"
+    )
+
+
+class RefreshEvent(BaseModel):
+    """Progress of one provider, as it happens (for a progress bar or a log line)."""
+
+    source: SourceName
+    provider: str
+    stage: Stage
+    message: str = ""
+    done: int = Field(default=0, description="providers finished so far")
+    total: int = Field(default=0, description="providers in this refresh")
+    result: ProviderResult | None = Field(
+        default=None, description="the provider's result, on its 'done' or 'failed' event"
+    )
+
+
+ProgressFn = Callable[[RefreshEvent], None]
 
 
 class RefreshReport(BaseModel):

@@ -27,7 +27,7 @@ from tools.memory.results import (
     ReportedFigures,
 )
 
-__all__ = ["DIFFUSION_FIELDS", "VLM_FIELDS", "estimate_image_job"]
+__all__ = ["DIFFUSION_FIELDS", "VLM_FIELDS", "diffusion_job", "estimate_image_job"]
 
 # The job fields each kind of image model reads (the rest of a job's training fields are the
 # language model's, for VLMs, or not used, for diffusion).
@@ -44,12 +44,13 @@ _DIFFUSION_VALID = {
 }
 
 
-def _diffusion(model: DiffusionModel, values: dict[str, Any]) -> MemoryEstimate:
+def diffusion_job(model: DiffusionModel, values: dict[str, Any]) -> DiffusionJob:
+    """The one-GPU diffusion setup `values` describe (JobSpec field names), checked."""
     for name, valid in _DIFFUSION_VALID.items():
         allowed = valid.split(" for ")[0].replace(" or ", ", ").split(", ")
         if values[name] not in allowed:
             raise InvalidInputError(name, values[name], valid)
-    job = DiffusionJob(
+    return DiffusionJob(
         model=model,
         method=values["method"],
         dreambooth=bool(values["dreambooth"]),
@@ -66,6 +67,10 @@ def _diffusion(model: DiffusionModel, values: dict[str, Any]) -> MemoryEstimate:
         ema=bool(values["ema"]),
         stack=values.get("stack"),
     )
+
+
+def _diffusion(model: DiffusionModel, values: dict[str, Any]) -> MemoryEstimate:
+    job = diffusion_job(model, values)
     est = estimate_diffusion(job)
     b = est.per_gpu
     transient = b.activations + b.gradients

@@ -124,7 +124,7 @@ def _encoders_flops(job: DiffusionJob) -> float:
             if isinstance(enc.config, ClipTextConfig):
                 weights -= enc.config.vocab_size * enc.width
             total += 2.0 * weights * enc.max_tokens
-    if not job.cache_latents:
+    if not job.latents_cached:  # the job's value, else its trainer profile's
         total += _vae_encoder_flops(model, job.resolution)
     return total
 

@@ -3,6 +3,7 @@ key never reaches a client (Gradio's /config carries only a one-way derivative).
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -22,7 +23,14 @@ def test_a_sealed_record_opens_back_and_hides_its_content() -> None:
     seal = BrowserSeal("k" * 32)
     token = seal.seal(RECORD)
     assert seal.open(token) == RECORD
-    assert "hi" not in token and "chat" not in token, "opaque to the browser"
+    # whole words of the record, in the clear or base64-encoded at any alignment: a random token
+    # holds a given 2-letter string by chance (about 1 in 40), a 24-letter one never
+    secret = "confidential-conversation"
+    hidden = seal.seal({"version": 2, "chat": [{"role": "user", "content": secret}]})
+    encodings = {
+        base64.b64encode(pad + secret.encode()).decode()[4:20] for pad in (b"", b"x", b"xx")
+    }
+    assert secret not in hidden and not any(e in hidden for e in encodings), "opaque to the browser"
     assert seal.seal(RECORD) != token, "a fresh IV each time"
 
 

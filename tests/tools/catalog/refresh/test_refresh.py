@@ -1,28 +1,26 @@
 """Catalog refresh against a local HTTP server: gpuhunt's layout, SkyPilot's routes, failures.
 
 Every response is synthetic, served from 127.0.0.1 by tests/fakes/catalog_server.py; the gpuhunt
-CSVs are written with gpuhunt's own `storage.item_to_row`, so their format is gpuhunt's. After
+CSVs are written with gpuhunt's own `storage.item_to_row` (tests/fakes/price_sources.py), so
+their format is gpuhunt's. After
 each refresh the tests check rows per provider, as_of/fetched_at, sources, and that a failure
 changed nothing on disk.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 import threading
 import time
-import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from gpuhunt import AcceleratorVendor, CatalogItem
-from gpuhunt._internal.storage import CATALOG_V2_FIELDS, item_to_row
+from gpuhunt import CatalogItem
 
 from tests.fakes.catalog_server import CatalogServer, Reply, serve
+from tests.fakes.price_sources import catalog_zip, gpu, gpuhunt_csv, publish
 from tools.catalog.refresh import RefreshConfig, RefreshReport, plan_refresh, refresh_catalogs
 from tools.catalog.refresh.state import read_states, snapshot_path
 from tools.catalog.store import load_catalog
@@ -39,16 +37,6 @@ VAST = (
     + '2x-RTX_4090-32-65536,RTX4090,2,32,64,,0.62,0.00,"Quebec, CA"\n'
     + '1x-RTX_2080-8-16384,RTX2080,1,8,16,,0.10,0.00,"Ohio, US"\n'
 )
-
-
-def gpu(name: str, location: str, price: float, count: int, gpu_name: str | None,
-        memory: float | None, spot: bool = False, vendor: str = "nvidia",
-        ) -> CatalogItem:  # fmt: skip
-    return CatalogItem(
-        provider="x", instance_name=name, location=location, price=price, cpu=8 * max(count, 1),
-        memory=64.0, gpu_count=count, gpu_name=gpu_name, gpu_memory=memory, spot=spot,
-        disk_size=None, gpu_vendor=AcceleratorVendor(vendor) if count else None,
-    )  # fmt: skip
 
 
 AWS_ITEMS = [
@@ -68,29 +56,6 @@ GCP_ITEMS = [
     gpu("n1-standard-8", "us-central1-a", 2.86, 1, "V100", 16),
     gpu("v5litepod-8", "us-central1-a", 9.6, 8, "v5litepod", 16, vendor="google"),
 ]
-
-
-def gpuhunt_csv(items: list[CatalogItem], header: list[str] | None = None) -> bytes:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=header or CATALOG_V2_FIELDS, extrasaction="ignore")
-    writer.writeheader()
-    for item in items:
-        writer.writerow(item_to_row(item))
-    return out.getvalue().encode()
-
-
-def catalog_zip(provider: str, csv_bytes: bytes) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(f"{provider}.csv", csv_bytes)
-    return buffer.getvalue()
-
-
-def publish(server: CatalogServer, provider: str, version: str, items: list[CatalogItem]) -> None:
-    server.set(f"/v3/{provider}/version", Reply(version.encode() + b"\n"))
-    server.set(
-        f"/v3/{provider}/{version}/catalog.zip", Reply(catalog_zip(provider, gpuhunt_csv(items)))
-    )
 
 
 @pytest.fixture

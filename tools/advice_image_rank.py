@@ -1,0 +1,65 @@
+"""Resolving an image-model job (diffusion pipeline or VLM) into its ranking request.
+
+`resolve_image` is `tools.advice.resolve_job` for a job that names an image model: the image
+job with every default it used (`tools.advice_images.image_job`), the run's size
+(`image_workload`), the limits and objective as for language jobs; a value the image
+estimator rejects is an error when strict, else dropped with a notice and its default used.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from tools.advice import (
+    Assumed,
+    JobNotice,
+    ResolvedJob,
+    _constraints,
+    _invalid,
+    _spec_field,
+    _value,
+    _value_of,
+    resolution,
+)
+from tools.advice_images import image_job, image_workload
+from tools.architectures.multimodal import MultimodalModel
+from tools.errors import InvalidInputError
+from tools.job import JobSpec
+from tools.ranking.images import ImageRankRequest
+
+__all__ = ["resolve_image"]
+
+
+def resolve_image(
+    spec: JobSpec,
+    spec_used: JobSpec,
+    image: MultimodalModel,
+    notices: list[JobNotice],
+    usd: dict[str, float],
+    strict: bool,
+) -> ResolvedJob:
+    """An image-model job's ranking request: the image job with its defaults, its run size and
+    the limits; lenient resolution drops a value the image estimator rejects, with a notice."""
+    while True:  # every retry clears one more field the spec gave
+        assumed: list[Assumed] = []
+        value_of = partial(_value_of, spec_used, assumed)
+        try:
+            job = image_job(spec_used, image, value_of, resolution(spec_used, image, assumed))
+            job.estimate("single", 1)  # the image estimator's own checks
+            break
+        except InvalidInputError as exc:
+            name = _spec_field(exc.field)
+            if strict or name is None or name == "model" or getattr(spec_used, name) is None:
+                raise
+            notices.append(_invalid(name, getattr(spec_used, name), exc))
+            spec_used = spec_used.model_copy(update={name: None})
+    images, per_epoch, work = image_workload(spec_used, job, value_of)
+    request = ImageRankRequest(
+        job=job,
+        images=images,
+        images_per_epoch=per_epoch,
+        work=work,
+        constraints=_constraints(spec_used, assumed, usd),
+        objective=_value(spec_used, "objective", assumed, job.method),
+    )
+    return ResolvedJob(spec=spec, assumed=assumed, notices=notices, request=request)
