@@ -26,6 +26,7 @@ from tools.errors import InvalidInputError
 from tools.job import JobSpec
 from tools.job.spec import FIELD_GROUPS, IMAGE_FIELDS
 from tools.memory.images.jobs import DIFFUSION_FIELDS, VLM_FIELDS, estimate_image_job
+from tools.memory.images.stacks import check_stack
 from tools.ranking.images import ImageJob
 
 __all__ = [
@@ -42,6 +43,8 @@ _LANGUAGE_SHOWN = (
     "gradient_checkpointing",
 )  # fmt: skip
 _LORA_FIELDS = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
+# Diffusion fields an image trainer's profile fills when the job leaves them open.
+_STACK_FILLED = ("lora_rank", "train_text_encoder", "cache_latents", "cache_text_embeddings")
 
 
 def image_model(spec: JobSpec) -> MultimodalModel | None:
@@ -58,7 +61,9 @@ def image_model(spec: JobSpec) -> MultimodalModel | None:
 
 
 def check_language_job(spec: JobSpec, strict: bool) -> JobSpec:
-    """`spec` for a language model: image fields refused (strict) or cleared."""
+    """`spec` for a language model: image fields refused (strict) or cleared; an image
+    trainer as its stack refused."""
+    check_stack(spec.stack, "language")
     given = [name for name in (*IMAGE_FIELDS, "images", "steps") if getattr(spec, name) is not None]
     if given and strict:
         name = given[0]
@@ -75,14 +80,16 @@ def image_job(
     keeps the spec's plan (GPUs, ZeRO) for an estimate, else the ranking chooses it."""
     method = value_of("method", None)
     if isinstance(model, DiffusionModel):
+        check_stack(spec.stack, "diffusion")
         names = [n for n in DIFFUSION_FIELDS if n not in ("method", "resolution", "num_gpus")]
-        values = {name: value_of(name, method) for name in names}
-        values.update(method=method, resolution=side)
+        values = {name: _diffusion_value(spec, name, value_of, method) for name in names}
+        values.update(method=method, resolution=side, stack=spec.stack)
         if plan:
             values["num_gpus"] = value_of("num_gpus", method)
         else:
             values["gradient_accumulation_steps"] = value_of("gradient_accumulation_steps", method)
         return ImageJob(model=model, values=values)
+    check_stack(spec.stack, "language")
     values = {n: value_of(n, method) for n in VLM_FIELDS if n != "resolution"}
     language: dict[str, Any] = {"method": method}
     for name in _LANGUAGE_SHOWN[1:]:
@@ -96,6 +103,14 @@ def image_job(
         if getattr(spec, name) is not None:
             language[name] = getattr(spec, name)
     return ImageJob(model=model, values={**values, "resolution": side}, language=language)
+
+
+def _diffusion_value(spec: JobSpec, name: str, value_of: ValueOf, method: str | None) -> Any:
+    """The job's value, None where its image trainer (`stack`) fills what is left open, else
+    the job default."""
+    if spec.stack is not None and name in _STACK_FILLED and getattr(spec, name) is None:
+        return None
+    return value_of(name, method)
 
 
 def estimate_image_spec(spec: JobSpec, model: MultimodalModel, value_of: ValueOf, side: int) -> Any:

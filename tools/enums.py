@@ -2,8 +2,9 @@
 
 Training: `Method`, `Precision`, `Optimizer`, `Checkpointing`, `Attention`, `Sharding`,
 `Engine` (with `auto`) and `ResolvedEngine`, `OptimizerImpl` (with `auto`) and
-`ResolvedOptimizerImpl`, `Device`, and the training stack's mechanisms: `Stack`, `Loss`,
-`SelectiveCheckpointing`, `BaseDtype`; `MetricClass` names what a measured figure holds.
+`ResolvedOptimizerImpl`, `Device`, and the training stack's mechanisms: `Stack`
+(`ImageStack` for diffusion), `Loss`, `SelectiveCheckpointing`, `BaseDtype`; `MetricClass`
+names what a measured figure holds.
 Hardware and billing: `Interconnect`, `Network`, `Billing`.
 Ranking: `SpotPolicy`, `Objective`, `Pricing`. `choices(Literal)` lists a vocabulary's words.
 """
@@ -37,6 +38,11 @@ Device = Literal["cuda", "cpu"]
 # (tools/memory/stacks/profiles.py): the Hugging Face stack (Trainer, TRL, PEFT, Accelerate,
 # DeepSpeed), litgpt, torchtune, torchtitan, unsloth, Megatron-LM.
 Stack = Literal["hf", "litgpt", "torchtune", "torchtitan", "unsloth", "megatron"]
+# The trainer of a diffusion job (tools/memory/images/stacks.py): the diffusers example scripts,
+# SimpleTuner, ostris' ai-toolkit, kohya-ss sd-scripts. A job's one `stack` field takes a
+# `Stack` for a language model (or a VLM's language model) and an `ImageStack` for a diffusion
+# pipeline.
+ImageStack = Literal["diffusers", "simpletuner", "ai-toolkit", "kohya"]
 # How the loss turns logits into a cross-entropy (bytes per logit: tools/memory/stacks/loss.py).
 Loss = Literal[
     "standard", "older-hf", "chunked", "chunked-16bit", "fused", "fused-linear", "fp32-inplace"

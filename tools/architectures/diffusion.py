@@ -72,7 +72,7 @@ class DiffusionModel(BaseModel):
         description="Hugging Face repository, e.g. 'stabilityai/stable-diffusion-xl-base-1.0'"
     )
     name: str
-    family: Literal["sd1", "sdxl", "sd3", "flux"]
+    family: Literal["sd1", "sd2", "sdxl", "sd3", "flux"]
     denoiser: UNetConfig | MMDiTConfig | FluxConfig
     text_encoders: tuple[TextEncoder, ...]
     vae: VaeConfig

@@ -88,12 +88,29 @@ def lookup_model(name: str) -> ModelArch:
     key = normalize_name(name)
     if key in index:
         return index[key]
+    _refuse_tower(name)
     from rapidfuzz import fuzz, process  # deferred: only for a name that is not known
 
     close = process.extract(key, list(index), scorer=fuzz.WRatio, limit=3 * _SUGGESTIONS,
                             score_cutoff=_CLOSE)  # fmt: skip
     suggestions = list(dict.fromkeys(index[k].id for k, _, _ in close))[:_SUGGESTIONS]
     raise UnknownNameError("model", name, suggestions)
+
+
+def _refuse_tower(name: str) -> None:
+    """A vision-encoder tower (ViT, CLIP, SigLIP) is named as such, not read as a misspelt
+    language model."""
+    from tools.architectures.encoders import find_encoder  # deferred: only for unknown names
+
+    tower = find_encoder(name)
+    if tower is not None:
+        raise InvalidInputError(
+            "model",
+            name,
+            f"a language model, a diffusion pipeline or a vision-language model: {tower.name}"
+            f" ({tower.id}, {tower.total_params():,} parameters) is a vision-encoder tower,"
+            " and fine-tuning a tower on its own is not estimated yet",
+        )
 
 
 def _config_path(spec: str) -> Path | None:

@@ -6,10 +6,18 @@ Counts follow the transformers implementations the published checkpoints load in
 - `QwenVisionConfig`: Qwen2-VL's and Qwen2.5-VL's vision transformer (3-D patch convolution over
   2 frames x 14 x 14 pixels, fused qkv, LayerNorm + GELU MLP for Qwen2-VL, RMSNorm + SwiGLU for
   Qwen2.5-VL) and its patch merger (2 x 2 patches -> one language-model token);
-- `MlpProjector`: LLaVA's `mlp2x_gelu` (two linear layers with a GELU between).
+- `MllamaVisionConfig`: Llama 3.2 Vision's `MllamaVisionModel` (560 px tiles of 14 x 14
+  patches, a 32-layer local and an 8-layer gated global encoder, gated position and tile
+  embeddings, 5 intermediate layers concatenated with the last into a 7680-wide output);
+- `CrossAttentionExtras`: what Llama 3.2 Vision's text model has beyond a Llama decoder of as
+  many layers (q/k RMSNorms and two tanh gates per cross-attention layer, 8 extra token rows);
+- `MlpProjector`: LLaVA's `mlp2x_gelu` (two linear layers with a GELU between); Llama 3.2
+  Vision's projector is one linear layer (`LinearProjector`).
 Image tokens per image: LLaVA 1.5 one per 14 x 14 patch (576 at 336 px; the class token is
 dropped with `vision_feature_select_strategy="default"`); Qwen2-VL resizes each image to a
-multiple of 28 px and gives one token per 28 x 28 pixels (pixels / (14 x 14 x 4)).
+multiple of 28 px and gives one token per 28 x 28 pixels (pixels / (14 x 14 x 4)); Llama 3.2
+Vision puts no image token in the language model's sequence: its cross-attention layers attend
+to 1601 vision tokens per 560 px tile (1 tile up to 560 px, a square image above it 2 x 2).
 """
 
 from __future__ import annotations
@@ -21,7 +29,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools.architectures.architecture import ModelArch
 from tools.architectures.diffusion_parts import linear
 
-__all__ = ["ClipVisionConfig", "MlpProjector", "QwenVisionConfig", "VisionLanguageModel"]
+__all__ = [
+    "ClipVisionConfig",
+    "CrossAttentionExtras",
+    "LinearProjector",
+    "MllamaVisionConfig",
+    "MlpProjector",
+    "QwenVisionConfig",
+    "VisionLanguageModel",
+]
 
 
 class _Config(BaseModel):
@@ -113,9 +129,85 @@ class QwenVisionConfig(_Config):
         return self.patches(resolution) // self.spatial_merge_size**2
 
 
+class MllamaVisionConfig(_Config):
+    """transformers MllamaVisionConfig fields that decide MllamaVisionModel's size."""
+
+    kind: Literal["mllama"] = "mllama"
+    hidden_size: int = Field(gt=0)
+    intermediate_size: int = Field(gt=0)
+    num_hidden_layers: int = Field(gt=0, description="local encoder layers")
+    num_global_layers: int = Field(gt=0, description="gated global encoder layers")
+    patch_size: int = Field(gt=0)
+    image_size: int = Field(gt=0, description="pixels per tile side")
+    max_num_tiles: int = Field(gt=0)
+    aspect_ratios: int = Field(gt=0, description="len(supported_aspect_ratios)")
+    vision_output_dim: int = Field(gt=0)
+
+    @property
+    def width(self) -> int:
+        return self.hidden_size
+
+    @property
+    def mlp_width(self) -> int:
+        return self.intermediate_size
+
+    @property
+    def layers(self) -> int:
+        return self.num_hidden_layers + self.num_global_layers
+
+    @property
+    def tile_tokens(self) -> int:
+        """Patches of one tile plus its class token (1601 at 560 px)."""
+        return (self.image_size // self.patch_size) ** 2 + 1
+
+    def num_params(self) -> int:
+        h, tiles, rows = self.hidden_size, self.max_num_tiles, self.aspect_ratios + 1
+        layer = 4 * h * h + linear(h, self.intermediate_size) + linear(self.intermediate_size, h)
+        layer += 2 * 2 * h  # two LayerNorms
+        embeddings = 3 * h * self.patch_size**2 + h  # patch convolution (no bias), class token
+        embeddings += 1 + self.tile_tokens * h + rows * tiles * self.tile_tokens * h
+        embeddings += 2 * (rows * tiles * h + 1)  # pre- and post-tile embeddings, gated
+        encoders = self.layers * layer + 2 * self.num_global_layers  # attention / MLP gates
+        return embeddings + 2 * 2 * h + encoders
+
+    def tiles(self, resolution: int) -> int:
+        """Tiles of a square image: one up to a tile's size, else 2 x 2 (the largest square
+        layout of 4 tiles)."""
+        return 1 if resolution <= self.image_size else min(4, self.max_num_tiles)
+
+    def image_tokens(self, resolution: int) -> int:
+        """Language-model sequence tokens of one image: none (cross-attention)."""
+        return 0
+
+
+class CrossAttentionExtras(_Config):
+    """Llama 3.2 Vision's text model beyond a Llama decoder with as many layers."""
+
+    layers: int = Field(gt=0, description="len(cross_attention_layers)")
+    head_dim: int = Field(gt=0)
+    kv_width: int = Field(gt=0, description="num_key_value_heads x head_dim")
+    extra_tokens: int = Field(8, ge=0, description="embedding rows past vocab_size")
+    hidden_size: int = Field(gt=0)
+
+    def num_params(self) -> int:
+        return self.layers * (2 * self.head_dim + 2) + self.extra_tokens * self.hidden_size
+
+
+class LinearProjector(_Config):
+    """Llama 3.2 Vision's multi_modal_projector: one linear layer with bias."""
+
+    kind: Literal["linear"] = "linear"
+    d_in: int = Field(gt=0)
+    d_out: int = Field(gt=0)
+
+    def num_params(self) -> int:
+        return linear(self.d_in, self.d_out)
+
+
 class MlpProjector(_Config):
     """LLaVA's mlp2x_gelu projector: vision width -> text width -> text width."""
 
+    kind: Literal["mlp2x_gelu"] = "mlp2x_gelu"
     d_in: int = Field(gt=0)
     d_out: int = Field(gt=0)
 
@@ -128,12 +220,17 @@ class VisionLanguageModel(_Config):
 
     id: str
     name: str
-    family: Literal["llava", "qwen2-vl", "qwen2.5-vl"]
-    vision: ClipVisionConfig | QwenVisionConfig = Field(discriminator="kind")
-    projector: MlpProjector | None = Field(
-        None, description="LLaVA's projector; Qwen's merger is counted in the tower"
+    family: Literal["llava", "qwen2-vl", "qwen2.5-vl", "mllama"]
+    vision: ClipVisionConfig | QwenVisionConfig | MllamaVisionConfig = Field(discriminator="kind")
+    projector: MlpProjector | LinearProjector | None = Field(
+        None, description="LLaVA's / Llama 3.2 Vision's projector; Qwen's merger is in the tower"
     )
     language: ModelArch
+    cross_attention: CrossAttentionExtras | None = Field(
+        None,
+        description="Llama 3.2 Vision: the cross-attention layers' parameters beyond"
+        " `language` (a Llama decoder with as many layers)",
+    )
     default_resolution: int = Field(
         gt=0, description="image side in px assumed when a job gives none (LLaVA: its tower's)"
     )
@@ -146,8 +243,12 @@ class VisionLanguageModel(_Config):
     def projector_params(self) -> int:
         return self.projector.num_params() if self.projector else 0
 
+    def cross_attention_params(self) -> int:
+        return self.cross_attention.num_params() if self.cross_attention else 0
+
     def total_params(self) -> int:
-        return self.vision_params() + self.projector_params() + self.language.total_params()
+        language = self.language.total_params() + self.cross_attention_params()
+        return self.vision_params() + self.projector_params() + language
 
     def image_tokens(self, resolution: int | None = None) -> int:
         """Language-model tokens one image adds at `resolution` px (the model's default)."""
@@ -158,4 +259,6 @@ class VisionLanguageModel(_Config):
         side = resolution or self.default_resolution
         if isinstance(self.vision, QwenVisionConfig):
             return self.vision.patches(side)
+        if isinstance(self.vision, MllamaVisionConfig):
+            return self.vision.tiles(side) * self.vision.tile_tokens
         return self.vision.image_tokens(side) + 1

@@ -33,6 +33,7 @@ from tools.enums import (
     BaseDtype,
     Checkpointing,
     Engine,
+    ImageStack,
     Interconnect,
     Loss,
     Method,
@@ -163,10 +164,12 @@ class JobSpec(BaseModel):
         description="allocator margin, a fraction of the bytes a step allocates and frees",
     )
     # -- the training stack and its memory mechanisms (open: the stack's profile decides)
-    stack: Stack | None = Field(
+    stack: Stack | ImageStack | None = Field(
         None,
         description="training stack: hf (Trainer, TRL, PEFT, Accelerate, DeepSpeed), litgpt,"
-        " torchtune, torchtitan, unsloth or megatron; it supplies the mechanisms left open",
+        " torchtune, torchtitan, unsloth or megatron for a language model; diffusers,"
+        " simpletuner, ai-toolkit or kohya (sd-scripts) for a diffusion model; it supplies the"
+        " mechanisms left open",
     )
     loss: Loss | None = Field(
         None,

@@ -27,6 +27,8 @@ from tools.errors import InvalidInputError
 # (name, {part: params}) as diffusers / transformers count them.
 DIFFUSION_GOLDEN = [
     ("sd 1.5", {"unet": 859_520_964, "CLIP-L": 123_060_480, "VAE": 83_653_863}),
+    ("sd 2.1", {"unet": 865_910_724, "OpenCLIP-H": 340_387_840, "VAE": 83_653_863}),
+    ("sdxl refiner", {"unet": 2_259_526_660, "OpenCLIP-bigG": 694_659_840, "VAE": 83_653_863}),
     (
         "sdxl",
         {"unet": 2_567_463_684, "CLIP-L": 123_060_480, "OpenCLIP-bigG": 694_659_840,
@@ -52,6 +54,7 @@ VLM_GOLDEN = [
     ("llava-1.5-13b", 303_507_456, 31_467_520, 13_351_494_656),
     ("Qwen/Qwen2-VL-7B-Instruct", 675_759_104, 0, 8_291_375_616),
     ("qwen2.5-vl 7b", 676_550_144, 0, 8_292_166_656),
+    ("llama 3.2 11b vision", 863_567_379, 31_461_376, 10_670_220_835),
 ]
 
 
@@ -71,7 +74,8 @@ def test_vlm_parts_exact(name: str, vision: int, projector: int, total: int) -> 
     assert model.vision_params() == vision
     assert model.projector_params() == projector
     assert model.total_params() == total
-    assert model.language.total_params() == total - vision - projector
+    extras = model.cross_attention_params()  # Llama 3.2 Vision: 34,832; others 0
+    assert model.language.total_params() + extras == total - vision - projector
 
 
 def test_tokens_follow_the_resolution() -> None:
@@ -93,7 +97,7 @@ def test_tokens_follow_the_resolution() -> None:
 def test_unknown_and_language_names_are_not_multimodal() -> None:
     assert find_multimodal("llama 3.1 8b") is None
     assert find_multimodal("no such model") is None
-    assert len(list_diffusion()) == 6 and len(list_vlms()) == 4
+    assert len(list_diffusion()) == 8 and len(list_vlms()) == 5
 
 
 def _write(folder: Path, name: str, data: dict[str, Any]) -> None:
@@ -143,7 +147,9 @@ def _count(module: Any) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["sd 1.5", "sdxl", "sd3.5 medium", "sd3.5 large", "flux dev"])
+@pytest.mark.parametrize(
+    "name", ["sd 1.5", "sd 2.1", "sdxl", "sdxl refiner", "sd3.5 medium", "sd3.5 large", "flux dev"]
+)
 def test_counts_match_diffusers(name: str) -> None:
     """diffusers builds each denoiser and VAE from the same config with the same counts."""
     diffusers = pytest.importorskip("diffusers")
@@ -155,13 +161,11 @@ def test_counts_match_diffusers(name: str) -> None:
     config = model.denoiser.model_dump()
     if model.denoiser_kind == "unet":
         config["attention_head_dim"] = 8
+        if model.family in ("sd2", "sdxl"):
+            heads = [c // 64 for c in model.denoiser.block_out_channels]  # type: ignore[union-attr]
+            config |= {"attention_head_dim": heads, "use_linear_projection": True}
         if model.family == "sdxl":
-            config |= {
-                "addition_embed_type": "text_time",
-                "addition_time_embed_dim": 256,
-                "attention_head_dim": [5, 10, 20],
-                "use_linear_projection": True,
-            }
+            config |= {"addition_embed_type": "text_time", "addition_time_embed_dim": 256}
     if model.denoiser_kind == "mmdit":
         config["qk_norm"] = "rms_norm"
     vae = model.vae.model_dump() | {"down_block_types": ["DownEncoderBlock2D"] * 4,
@@ -178,8 +182,9 @@ def test_counts_match_transformers() -> None:
     tf = pytest.importorskip("transformers")
     llava = find_multimodal("llava 1.5 7b")
     qwen2, qwen25 = find_multimodal("qwen2 vl 7b"), find_multimodal("qwen2.5 vl 7b")
-    sd3 = find_multimodal("sd3.5 large")
+    sd3, sd21 = find_multimodal("sd3.5 large"), find_multimodal("sd 2.1")
     assert isinstance(llava, VisionLanguageModel) and isinstance(sd3, DiffusionModel)
+    assert isinstance(sd21, DiffusionModel)
     assert isinstance(qwen2, VisionLanguageModel) and isinstance(qwen25, VisionLanguageModel)
     vision = llava.vision.model_dump(exclude={"kind"})
     text = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
@@ -200,13 +205,41 @@ def test_counts_match_transformers() -> None:
             _count(tf.Qwen2_5_VLForConditionalGeneration(q25).model.visual)
             == qwen25.vision_params()
         )
-        for enc in sd3.text_encoders:
+        for enc in sd3.text_encoders + sd21.text_encoders:
             cfg = enc.config.model_dump()
             if enc.name == "T5-XXL":
                 built_enc = tf.T5EncoderModel(tf.T5Config(**cfg, feed_forward_proj="gated-gelu"))
-            else:
+            elif cfg["projection_dim"]:
                 built_enc = tf.CLIPTextModelWithProjection(tf.CLIPTextConfig(**cfg))
+            else:  # SD 2.x: CLIPTextModel, no projection
+                built_enc = tf.CLIPTextModel(tf.CLIPTextConfig(**cfg))
             assert _count(built_enc) == enc.config.num_params()
+
+
+@pytest.mark.slow
+def test_llama32_vision_matches_transformers() -> None:
+    """MllamaForConditionalGeneration from the published vision_config / text_config."""
+    torch = pytest.importorskip("torch")
+    tf = pytest.importorskip("transformers")
+    model = find_multimodal("llama 3.2 11b vision")
+    assert isinstance(model, VisionLanguageModel) and model.cross_attention is not None
+    ratios = [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]
+    vision = model.vision.model_dump(exclude={"kind", "aspect_ratios"})
+    vision |= {"supported_aspect_ratios": ratios, "attention_heads": 16,
+               "intermediate_layers_indices": [3, 7, 15, 23, 30]}  # fmt: skip
+    lm = model.language
+    text = {"hidden_size": lm.hidden_size, "intermediate_size": lm.intermediate_size,
+            "num_attention_heads": lm.num_heads, "num_key_value_heads": lm.num_kv_heads,
+            "vocab_size": lm.vocab_size, "num_hidden_layers": lm.num_layers,
+            "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38],
+            "tie_word_embeddings": False}  # fmt: skip
+    with torch.device("meta"):
+        built = tf.MllamaForConditionalGeneration(
+            tf.MllamaConfig(vision_config=vision, text_config=text)
+        )
+    assert _count(built.model.vision_model) == model.vision_params()
+    assert _count(built.model.multi_modal_projector) == model.projector_params()
+    assert _count(built) == model.total_params()
 
 
 def test_vlm_config_files_are_read(tmp_path: Path) -> None:

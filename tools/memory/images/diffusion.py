@@ -31,7 +31,7 @@ diffusers scripts in fp32 (`lora_dtype`).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -113,6 +113,21 @@ class DiffusionJob(BaseModel):
     )
     cuda_context_bytes: int = Field(int(0.75 * GIB), ge=0)
     fragmentation: float = Field(0.10, ge=0, le=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stack_fills_rank_and_text_encoder(cls, data: Any) -> Any:
+        """lora_rank and train_text_encoder left open (None): the stack's value, else this
+        model's own defaults (rank 16, text encoders frozen)."""
+        if not isinstance(data, dict):
+            return data
+        profile = IMAGE_STACKS.get(str(data.get("stack")))
+        filled = dict(data)
+        for name, default in (("lora_rank", 16), ("train_text_encoder", False)):
+            if filled.get(name) is None:
+                value = getattr(profile, name) if profile is not None else None
+                filled[name] = default if value is None else value
+        return filled
 
     @model_validator(mode="after")
     def _quantised_base_is_frozen(self) -> DiffusionJob:

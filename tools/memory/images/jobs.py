@@ -60,11 +60,12 @@ def diffusion_job(model: DiffusionModel, values: dict[str, Any]) -> DiffusionJob
         resolution=values["resolution"] or model.default_resolution,
         micro_batch_size=values["micro_batch_size"],
         gradient_checkpointing=values["gradient_checkpointing"] != "none",
-        train_text_encoder=bool(values["train_text_encoder"]),
+        train_text_encoder=values["train_text_encoder"],  # None: the stack's
         prior_preservation=bool(values["prior_preservation"]),
-        cache_latents=bool(values["cache_latents"]),
+        cache_latents=values["cache_latents"],
         cache_text_embeddings=values["cache_text_embeddings"],
         ema=bool(values["ema"]),
+        stack=values.get("stack"),
     )
 
 
@@ -176,8 +177,8 @@ def estimate_image_job(
     language_fields: dict[str, Any] | None = None,
 ) -> MemoryEstimate:
     """The estimate of an image-model job: `values` holds the job's resolved image fields (and,
-    for diffusion, its training fields); `language_fields` the estimator fields for a VLM's
-    language model."""
+    for diffusion, its training fields and `stack`: the fields it fills are None when open);
+    `language_fields` the estimator fields for a VLM's language model."""
     if isinstance(model, DiffusionModel):
         return _diffusion(model, values)
     return _vlm(model, values, dict(language_fields or {}))

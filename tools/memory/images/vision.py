@@ -18,6 +18,11 @@ weights, frozen ones included). A trained
 tower keeps 34 bytes per token x width per layer (Korthikanti et al. 2022, section 4.1, without
 dropout and with fused attention), or its layer inputs (2 bytes) plus one layer under
 recomputation.
+Llama 3.2 Vision (mllama) adds no image token to the sequence: the language model (a Llama
+decoder with its 8 cross-attention layers counted as decoder layers over the text) keeps, per
+image, the projected vision states (vision tokens x hidden, 16-bit; the input of every
+cross-attention k/v projection) and each cross-attention layer's k and v over the vision tokens
+(one layer's under recomputation).
 """
 
 from __future__ import annotations
@@ -65,6 +70,32 @@ def _tower_activations(vlm: VisionLanguageModel, images: int, resolution: int, c
     return images * tower.layers * per_layer
 
 
+def _cross_attention_activations(
+    vlm: VisionLanguageModel, images: int, resolution: int, ckpt: bool
+) -> int:
+    extras = vlm.cross_attention
+    if extras is None:
+        return 0
+    tokens = images * vlm.vision_tokens(resolution)
+    states = tokens * vlm.language.hidden_size * BF16
+    kv = tokens * 2 * extras.kv_width * BF16
+    return states + (1 if ckpt else extras.layers) * kv
+
+
+def _image_line(vlm: VisionLanguageModel, images: int, side: int, seq_len: int) -> str:
+    if vlm.cross_attention is not None:
+        return (
+            f"{images} image(s) of {side} px per sample: {vlm.vision_tokens(side)} vision"
+            f" tokens each, attended by {vlm.cross_attention.layers} cross-attention layers"
+            f" (not in the sequence); {seq_len} text tokens"
+        )
+    per_image = vlm.image_tokens(side)
+    return (
+        f"{images} image(s) of {side} px per sample: {per_image} image tokens"
+        f" each, {seq_len} language-model tokens with {seq_len - images * per_image} text tokens"
+    )
+
+
 def estimate_vlm(
     vlm: VisionLanguageModel,
     *,
@@ -93,6 +124,12 @@ def estimate_vlm(
     images = images_per_sample * job.micro_batch_size
     ckpt = job.gradient_checkpointing != "none"
     acts = _tower_activations(vlm, images, side, ckpt) if train_vision_tower else 0
+    acts += _cross_attention_activations(vlm, images, side, ckpt)
+    extra = vlm.cross_attention_params()  # beyond the decoder: trained as the decoder is
+    if job.method in ("full", "pretrain"):
+        trained += extra
+    else:
+        frozen += extra
     b, dp, zero = lm.per_gpu, job.num_gpus, job.zero_stage
     shard_w, shard_g, shard_o = (
         (dp if zero >= 3 else 1),
@@ -122,8 +159,7 @@ def estimate_vlm(
         total_params=vlm.total_params(),
         trainable_params=lm.trainable_params + trained,
         assumptions=[
-            f"{images_per_sample} image(s) of {side} px per sample: {per_image} image tokens"
-            f" each, {seq_len} language-model tokens with {text_tokens} text tokens",
+            _image_line(vlm, images_per_sample, side, seq_len),
             "vision tower trained"
             if train_vision_tower
             else "vision tower frozen: 16-bit weights, no activations kept",

@@ -29,6 +29,21 @@ def test_goldens() -> None:
     assert sdxl == pytest.approx(7.55, abs=0.01)
     flux = _total("flux dev", dreambooth=True, gradient_checkpointing=True, cache_latents=True)
     assert flux == pytest.approx(26.27, abs=0.01)
+    sd21 = _total("sd 2.1", lora_rank=8, resolution=768, gradient_checkpointing=True)
+    assert sd21 == pytest.approx(3.64, abs=0.01)
+    refiner = _total("sdxl refiner", lora_rank=8, gradient_checkpointing=True, cache_latents=True)
+    assert refiner == pytest.approx(6.94, abs=0.01)
+
+
+def test_sd21_and_the_sdxl_refiner_count_their_own_parts() -> None:
+    """SD 2.1 runs one OpenCLIP-H text encoder; the refiner only OpenCLIP-bigG (no CLIP-L)."""
+    sd21, refiner = _model("sd 2.1"), _model("sdxl refiner")
+    est = estimate_diffusion(DiffusionJob(model=sd21, lora_rank=4))
+    assert est.parts["OpenCLIP-H"] == 2 * 340_387_840 and "CLIP-L" not in est.parts
+    assert est.parts["VAE"] == 2 * sd21.vae.num_params()  # only SDXL's VAE is kept in fp32
+    ref = estimate_diffusion(DiffusionJob(model=refiner, lora_rank=4))
+    assert set(ref.parts) == {"unet", "OpenCLIP-bigG", "VAE", "LoRA adapters"}
+    assert ref.parts["VAE"] == 4 * refiner.vae.num_params()
 
 
 def test_parts_add_up_and_weights_follow_the_dtypes() -> None:

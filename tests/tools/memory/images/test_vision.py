@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tools.architectures.multimodal import find_multimodal
@@ -57,3 +59,22 @@ def test_qwen_resolution_sets_the_tokens() -> None:
     large = estimate_vlm(qwen, method="lora", resolution=896)
     assert large.image_tokens_per_image == 4 * small.image_tokens_per_image == 4 * 256
     assert large.per_gpu.activations > small.per_gpu.activations
+
+
+def test_llama32_vision_cross_attends_without_image_tokens() -> None:
+    """Llama 3.2 Vision: text-only sequence; the vision states and each cross-attention
+    layer's k and v (1024 wide) over 1601 tokens per tile are kept (one layer's when
+    recomputing)."""
+    mllama = _vlm("llama 3.2 11b vision")
+    states, kv = 1601 * 4096 * 2, 1601 * 2 * 1024 * 2
+    for ckpt, layers in (("none", 8), ("full", 1)):
+        settings: dict[str, Any] = {"method": "lora", "gradient_checkpointing": ckpt}
+        est = estimate_vlm(mllama, text_tokens=512, **settings)
+        assert est.seq_len == 512 and est.image_tokens_per_image == 0
+        alone = estimate(EstimateInput(model=mllama.language, seq_len=512, **settings))
+        assert est.per_gpu.activations - alone.per_gpu.activations == states + layers * kv
+        big = estimate_vlm(mllama, text_tokens=512, resolution=1120, **settings)
+        assert big.per_gpu.activations - alone.per_gpu.activations == 4 * (states + layers * kv)
+    est = estimate_vlm(mllama, method="lora", text_tokens=512)
+    assert est.total_params == 10_670_220_835
+    assert est.per_gpu.total / GIB == pytest.approx(22.63, abs=0.01)
