@@ -29,7 +29,7 @@ from typing import Literal
 
 from assistant.extract.lexicon import lexicon
 from assistant.extract.slots import extract_slots
-from assistant.extract.text import alternation, fold
+from assistant.extract.text import alternation, compile_phrases, fold
 from tools.job import JobSpec, JobUpdate
 
 QuestionKind = Literal["job", "guidance", "mixed", "other"]
@@ -82,7 +82,7 @@ _CATEGORIES = ("concept", "quantity", "job", "own_job", "amend", "recommend", "q
 @cache
 def _cues() -> _Cues:
     lex = lexicon()
-    compile_ = lambda cat: re.compile(alternation(lex.get(f"intent.{cat}")))  # noqa: E731
+    compile_ = lambda cat: compile_phrases(lex.get(f"intent.{cat}"))  # noqa: E731
     # Turkish suffixes: "-malıyım" glued to a verb stem of two or more letters (not "temeli",
     # "its base"); the particle "mi"/"mı"/"mu"/"mü" with its endings closing a clause.
     suffixes = "|".join(sorted(map(re.escape, lex.get("intent.question_suffix")), key=len)[::-1])

@@ -14,7 +14,7 @@ from importlib import resources
 from assistant.extract.intent import QuestionKind, classify_intent
 from assistant.extract.names import find_gpus
 from assistant.extract.patterns import patterns
-from assistant.extract.text import alternation, fold
+from assistant.extract.text import compile_phrases, fold
 from tools.job import JobSpec, JobUpdate
 
 __all__ = ["Cues", "read_cues"]
@@ -66,7 +66,7 @@ def _phrases() -> dict[str, re.Pattern[str]]:
     compiled = {}
     for category in _CATEGORIES:
         phrases = [str(p) for items in data[category].values() for p in items]
-        compiled[category] = re.compile(alternation(phrases))
+        compiled[category] = compile_phrases(phrases)
     return compiled
 
 
