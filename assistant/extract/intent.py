@@ -67,11 +67,15 @@ class _Cues:
     domain: re.Pattern[str]
     particle: re.Pattern[str]
     hypothetical: re.Pattern[str]
+    verb_first: re.Pattern[str]
 
     def asks(self, folded: str) -> bool:
         """Whether the text asks something: an interrogative, a clause-final question
-        particle, or a modal form in a sentence with a question mark."""
+        particle, a clause opening with its verb (Dutch and German yes/no questions: "en heb
+        ik dan nvlink nodig"), or a modal form in a sentence with a question mark."""
         if self.question.search(folded) or self.particle.search(folded):
+            return True
+        if self.verb_first.search(folded):
             return True
         return "?" in folded and bool(self.modal.search(folded))
 
@@ -101,6 +105,10 @@ def _cues() -> _Cues:
         domain=compile_("domain"),
         particle=re.compile(f"{particles}(?=\\s*(?:[?.!,;]|$))"),
         hypothetical=compile_("hypothetical"),
+        verb_first=re.compile(
+            f"(?:^|[.,;:!?])\\s*(?:{alternation(lex.get('intent.clause_opener'))}\\s+)?"
+            f"{alternation(lex.get('intent.verb_first'))}"
+        ),
     )
 
 

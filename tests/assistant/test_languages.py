@@ -60,7 +60,7 @@ def test_choose_language(
         ("coucou, ça va ?", "fr"),
         ("selamlar!", "tr"),  # a suffix on the greeting
         ("merhaba", "tr"),
-        ("buenos días", "es"),
+        ("buenos días a todos", "es"),
         ("hola, ¿qué tal?", "es"),
         ("hey!", "en"),
         ("ciao!", "en"),  # Italian is not one of ours: English
