@@ -4,8 +4,10 @@
   asked for; else the message's own language, read from its own words: model and GPU names,
   numbers and the jargon every language shares ("LoRA", "tokens", "spot") are set aside, words
   only one language's lexicon has ("Stunden", "uur", "saatte") vote, and the detector must be
-  sure of the rest; a short or ambiguous message keeps the conversation's language; else
-  English.
+  sure of the rest; a short or ambiguous message keeps the conversation's language, and so does
+  a message using the conversation's own words that the detector is not sure is another; a
+  very short first message the detector is not sure of is read by its everyday words
+  (greetings, thanks, function words: `everyday` in the lexicon files); else English.
 - `language_from_header(accept_language)`: the page's language from the browser's
   Accept-Language header.
 - `resolve_lang(code)`: 'de', 'DE', 'de-DE' or 'de_DE' -> 'de'; anything else names what is valid.
@@ -16,6 +18,7 @@ The languages themselves are defined once in `tools.languages`.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from knowledge.langid import detect_language
 from tools.errors import InvalidInputError
@@ -30,6 +33,10 @@ JARGON_LANGUAGE = "en"
 VOTES_TO_SWITCH = 2  # own words of another language that switch a conversation's language
 # A detection at least this sure outvotes the lexicon's words.
 SURE_DETECTION = 0.9
+# A first message of at most this many own words, which the detector is not sure of, is read by
+# its everyday words ("hallo daar!", "merhaba", "bonjour !"): on one or two words the detector
+# guesses ("moin" reads French, "salut" Italian, "hallo" English).
+SHORT_TEXT_WORDS = 5
 
 
 def resolve_lang(lang: str) -> Language:
@@ -64,9 +71,15 @@ def choose_language(message: str, override: str | None, previous: str | None) ->
         and (outvoted or detected == voted)
     ):
         return voted
+    if voted is not None and voted == previous and found.score < SURE_DETECTION:
+        return fallback  # the conversation's own words, and a detector not sure of another
+    sure = len(words) >= MIN_WORDS_TO_SWITCH and found.score >= MIN_SCORE_TO_SWITCH
+    if previous is None and not sure and len(words) <= SHORT_TEXT_WORDS:
+        everyday = _everyday_language(message, detected)
+        if everyday is not None:
+            return everyday
     if detected is None:
         return fallback
-    sure = len(words) >= MIN_WORDS_TO_SWITCH and found.score >= MIN_SCORE_TO_SWITCH
     return resolve_lang(detected) if sure or (previous is None and voted == detected) else fallback
 
 
@@ -105,6 +118,29 @@ def _vote(words: list[str]) -> tuple[Language | None, int]:
     best = max(hits.values())
     winners = [lang for lang, n in hits.items() if n == best]
     return (winners[0], best) if best > 0 and len(winners) == 1 else (None, 0)
+
+
+@cache
+def _everyday_patterns() -> dict[Language, re.Pattern[str]]:
+    from assistant.extract.lexicon import everyday_words
+    from assistant.extract.text import compile_phrases
+
+    return {lang: compile_phrases(words) for lang, words in everyday_words().items()}
+
+
+def _everyday_language(message: str, detected: str | None) -> Language | None:
+    """The language whose everyday words (greetings, thanks, function words) the message uses
+    most; a tie goes to the detector's language when it is one of the tied, else to the first
+    of them in LANGUAGES order ("hallo" is Dutch and German). None when it uses none."""
+    from assistant.extract.text import fold
+
+    folded = fold(message)
+    hits = {lang: len(p.findall(folded)) for lang, p in _everyday_patterns().items()}
+    best = max(hits.values())
+    if best == 0:
+        return None
+    tied = [lang for lang in LANGUAGES if hits[lang] == best]
+    return next((lang for lang in tied if lang == detected), tied[0])
 
 
 def language_from_header(accept_language: str | None) -> Language:

@@ -29,7 +29,7 @@ from typing import Literal
 
 from assistant.extract.lexicon import lexicon
 from assistant.extract.slots import extract_slots
-from assistant.extract.text import alternation, fold
+from assistant.extract.text import alternation, compile_phrases, fold
 from tools.job import JobSpec, JobUpdate
 
 QuestionKind = Literal["job", "guidance", "mixed", "other"]
@@ -67,11 +67,15 @@ class _Cues:
     domain: re.Pattern[str]
     particle: re.Pattern[str]
     hypothetical: re.Pattern[str]
+    verb_first: re.Pattern[str]
 
     def asks(self, folded: str) -> bool:
         """Whether the text asks something: an interrogative, a clause-final question
-        particle, or a modal form in a sentence with a question mark."""
+        particle, a clause opening with its verb (Dutch and German yes/no questions: "en heb
+        ik dan nvlink nodig"), or a modal form in a sentence with a question mark."""
         if self.question.search(folded) or self.particle.search(folded):
+            return True
+        if self.verb_first.search(folded):
             return True
         return "?" in folded and bool(self.modal.search(folded))
 
@@ -82,7 +86,7 @@ _CATEGORIES = ("concept", "quantity", "job", "own_job", "amend", "recommend", "q
 @cache
 def _cues() -> _Cues:
     lex = lexicon()
-    compile_ = lambda cat: re.compile(alternation(lex.get(f"intent.{cat}")))  # noqa: E731
+    compile_ = lambda cat: compile_phrases(lex.get(f"intent.{cat}"))  # noqa: E731
     # Turkish suffixes: "-malıyım" glued to a verb stem of two or more letters (not "temeli",
     # "its base"); the particle "mi"/"mı"/"mu"/"mü" with its endings closing a clause.
     suffixes = "|".join(sorted(map(re.escape, lex.get("intent.question_suffix")), key=len)[::-1])
@@ -101,6 +105,10 @@ def _cues() -> _Cues:
         domain=compile_("domain"),
         particle=re.compile(f"{particles}(?=\\s*(?:[?.!,;]|$))"),
         hypothetical=compile_("hypothetical"),
+        verb_first=re.compile(
+            f"(?:^|[.,;:!?])\\s*(?:{alternation(lex.get('intent.clause_opener'))}\\s+)?"
+            f"{alternation(lex.get('intent.verb_first'))}"
+        ),
     )
 
 

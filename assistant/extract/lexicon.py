@@ -1,7 +1,9 @@
 """The word lists extraction and intent classification read, from package data files.
 
 `lexicon/common.yaml` holds language-independent names (currencies, providers, precisions,
-optimizers, region names); `lexicon/<lang>.yaml` holds one language's words. Phrase categories
+optimizers, region names); `lexicon/<lang>.yaml` holds one language's words, and its
+`everyday` list the greetings, thanks and commonest function words that tell the language of
+a very short message (`everyday_words`, read by `assistant.languages` only). Phrase categories
 are merged over all languages (people mix English terms into every language, and a short
 follow-up is often detected as the wrong language); number words stay per language, because
 they collide across languages (Turkish "on" is ten).
@@ -124,3 +126,14 @@ def language_words() -> tuple[dict[Language, frozenset[str]], frozenset[str]]:
     own = {lang: frozenset(w for w in words if counts[w] == 1 and w not in shared)
            for lang, words in per_lang.items()}  # fmt: skip
     return own, frozenset(shared)
+
+
+@cache
+def everyday_words() -> dict[Language, tuple[str, ...]]:
+    """Per language, its everyday words and phrases (greetings, thanks, "how are you", the
+    commonest function words), folded; several languages may share one ("hallo")."""
+    table: dict[Language, tuple[str, ...]] = {}
+    for lang in LANGUAGES:
+        items = _read(lang).get("everyday") or []
+        table[lang] = tuple(dict.fromkeys(fold(_text(lang, "everyday", w)) for w in items))
+    return table

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from tools.architectures.registry import list_models, normalize_name
+from tools.architectures.registry import list_models, model_names, normalize_name
 from tools.gpus import find_gpu, gpu_ids, list_gpus, lookup_gpu
 from tools.gpus import normalize_name as gpu_key
 
@@ -59,9 +59,7 @@ def tokens(text: str) -> list[_Token]:
 @cache
 def _model_index() -> dict[str, str]:
     """Normalised registry names -> model id (the registry's own index, reused)."""
-    from tools.architectures.registry import _name_index  # the registry exposes no public name list
-
-    return {key: arch.id for key, arch in _name_index().items()}
+    return model_names()
 
 
 @cache

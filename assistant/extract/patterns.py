@@ -14,7 +14,7 @@ from functools import cache
 
 from assistant.extract.lexicon import lexicon
 from assistant.extract.numbers import number_source
-from assistant.extract.text import alternation, trie_regex
+from assistant.extract.text import alternation, compile_marked
 from tools.languages import LANGUAGES
 
 _FLAGS = re.UNICODE
@@ -38,8 +38,7 @@ class Choice:
 
 def _choice(groups: Mapping[str, tuple[str, ...]], glue_digits: bool = False) -> Choice:
     pairs = [(phrase, value) for value, phrases in groups.items() for phrase in phrases]
-    source, values = trie_regex(pairs, glue_digits, mark=True)
-    return Choice(re.compile(source, _FLAGS), tuple(str(v) for v in values))
+    return Choice(*compile_marked(pairs, glue_digits))
 
 
 @cache

@@ -1,4 +1,5 @@
-"""Folding text for matching, and turning lexicon phrases into regular expressions.
+"""Folding text for matching, and turning lexicon phrases into regular expressions
+(`compile_phrases`, `compile_marked`: every lexicon and cue phrase list is compiled by them).
 
 Everything is matched on folded text: case-folded, accents and other diacritics removed, and
 Turkish dotless/dotted i merged ("İSTANBUL", "ıstanbul" and "istanbul" all become "istanbul"),
@@ -50,6 +51,20 @@ def alternation(phrases: Iterable[str], glue_digits: bool = False) -> str:
     """One regex source matching any of `phrases` (see `phrase_regex`), the longest phrase
     winning at a place. Empty: a pattern that never matches."""
     return trie_regex([(p, None) for p in phrases], glue_digits)[0]
+
+
+def compile_phrases(phrases: Iterable[str], glue_digits: bool = False) -> re.Pattern[str]:
+    """`alternation(phrases)` compiled: the one way lexicon and cue phrases become a pattern."""
+    return re.compile(alternation(phrases, glue_digits), re.UNICODE)
+
+
+def compile_marked(
+    pairs: Sequence[tuple[str, object]], glue_digits: bool = False
+) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """(phrase, value) pairs as one compiled pattern with a group per phrase, and the values in
+    group order: `values[match.lastindex - 1]` is the value of the phrase matched."""
+    source, values = trie_regex(pairs, glue_digits, mark=True)
+    return re.compile(source, re.UNICODE), tuple(str(v) for v in values)
 
 
 def trie_regex(

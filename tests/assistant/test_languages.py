@@ -48,6 +48,45 @@ def test_choose_language(
     assert choose_language(message, override, previous) == expected
 
 
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("hallo zusammen", "de"),
+        ("moin moin!", "de"),  # the detector reads "moin" as French
+        ("servus", "de"),
+        ("goedemorgen allemaal", "nl"),
+        ("hoi!", "nl"),  # read as Italian by the detector
+        ("bonsoir !", "fr"),
+        ("coucou, ça va ?", "fr"),
+        ("selamlar!", "tr"),  # a suffix on the greeting
+        ("merhaba", "tr"),
+        ("buenos días a todos", "es"),
+        ("hola, ¿qué tal?", "es"),
+        ("hey!", "en"),
+        ("ciao!", "en"),  # Italian is not one of ours: English
+        ("hallo", "nl"),  # Dutch and German alike: the first of them in LANGUAGES order
+    ],
+)
+def test_a_greeting_alone_as_a_first_message_is_read_by_its_everyday_words(
+    message: str, expected: str
+) -> None:
+    assert choose_language(message, None, None) == expected, message
+
+
+@pytest.mark.parametrize(
+    ("message", "previous"), [("hallo", "en"), ("merci !", "de"), ("gracias", "tr")]
+)
+def test_a_greeting_later_in_a_conversation_keeps_its_language(message: str, previous: str) -> None:
+    assert choose_language(message, None, previous) == previous, message
+
+
+@pytest.mark.parametrize(
+    "message", ["RTX 3090 var o yeter", "ok, 3090 var, yeter?"]
+)  # the detector: English at 0.87-0.88
+def test_the_conversations_own_words_outweigh_an_unsure_detection(message: str) -> None:
+    assert choose_language(message, None, "tr") == "tr", message
+
+
 def test_unsupported_language_override_is_an_error() -> None:
     from tools.errors import InvalidInputError
 

@@ -162,11 +162,7 @@ GREETINGS = {"nl": "hallo daar!", "fr": "salut !", "tr": "selam!", "de": "hallo 
              "es": "¡hola!"}  # fmt: skip
 
 
-_GAP = "a first message of a greeting alone reads as English (assistant/languages.py)"
-
-
-@pytest.mark.xfail(strict=True, reason=_GAP)
 @pytest.mark.parametrize("lang", sorted(GREETINGS))
-def test_known_gap_a_greeting_as_the_first_message(lang: str, assistant: Assistant) -> None:
+def test_a_greeting_as_the_first_message(lang: str, assistant: Assistant) -> None:
     result = assistant.respond(GREETINGS[lang], Session()).result
     assert (result.intent, result.language) == ("small_talk", lang)

@@ -24,6 +24,7 @@ __all__ = [
     "lookup_model",
     "model_from_hf_config",
     "model_from_param_count",
+    "model_names",
     "normalize_name",
     "resolve_model",
 ]
@@ -72,6 +73,12 @@ def _name_index() -> dict[str, ModelArch]:
             if other.id != arch.id:
                 raise ValueError(f"models.yaml: name {name!r} matches {other.id} and {arch.id}")
     return index
+
+
+def model_names() -> dict[str, str]:
+    """Every name the registry answers to, normalised (`normalize_name`: ids, display names
+    and aliases), mapped to its model id."""
+    return {key: arch.id for key, arch in _name_index().items()}
 
 
 def list_models() -> list[ModelArch]:

@@ -6,6 +6,7 @@ the extractor's own readers (GPUs, providers) and the message's `JobUpdate`.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -14,16 +15,20 @@ from importlib import resources
 from assistant.extract.intent import QuestionKind, classify_intent
 from assistant.extract.names import find_gpus
 from assistant.extract.patterns import patterns
-from assistant.extract.text import alternation, fold
+from assistant.extract.text import compile_phrases, fold
 from tools.job import JobSpec, JobUpdate
 
 __all__ = ["Cues", "read_cues"]
 
-_CATEGORIES = ("why", "against", "not", "compare", "fit", "own", "serve", "train", "greet",
-               "ask_time", "ask_cost", "follow")  # fmt: skip
+_CATEGORIES = ("why", "against", "not", "compare", "alternative", "between", "pair", "fit", "own",
+               "serve", "train", "greet", "ask_time", "ask_cost", "how_much", "cost_word",
+               "how_long", "time_word", "follow")  # fmt: skip
 _WHY_REACH = 40  # characters after "why" where a negation makes it "why not"
 _OPENING = " \t\n¿¡\"'(-."  # stripped before the opening words of a follow-up
 _WORD = re.compile(r"[^\W\d_]+|\d+")
+_GAP_WORDS = 4  # words between two GPU names joined as alternatives ("A100 80GB or an H100")
+_FRAME_WORDS = 3  # words from "between" to the first name (or, Turkish, from the second to it)
+_ASK_REACH = 6  # words from "how much" / "how long" to the verb of paying or taking time
 # Fields that describe the job itself (an amendment changes one of them).
 _JOB_FIELDS = ("model", "method", "precision", "optimizer", "lora_rank", "micro_batch_size",
                "seq_len", "gradient_checkpointing", "num_gpus", "zero_stage", "tokens",
@@ -38,7 +43,7 @@ class Cues:
     gpu_families: tuple[str, ...]  # distinct GPUs named (each a comma-joined id list)
     providers: tuple[str, ...]
     why_not: bool
-    compare_words: bool
+    compare_words: bool  # comparison words, or two GPUs offered as alternatives
     fit_words: bool
     own_words: bool
     serve_words: bool
@@ -66,8 +71,39 @@ def _phrases() -> dict[str, re.Pattern[str]]:
     compiled = {}
     for category in _CATEGORIES:
         phrases = [str(p) for items in data[category].values() for p in items]
-        compiled[category] = re.compile(alternation(phrases))
+        compiled[category] = compile_phrases(phrases)
     return compiled
+
+
+def _words_of(text: str, count: int, last: bool = False) -> str:
+    """The first (or `last`) `count` words of `text`, space-joined with a space either side."""
+    words = text.split()
+    return " " + " ".join(words[-count:] if last else words[:count]) + " "
+
+
+def _offers_alternatives(folded: str, found: dict[str, re.Pattern[str]]) -> bool:
+    """Two different GPUs named as alternatives: joined by an "or" word ("A100 or H100",
+    "A100 mü H100 mü", "L40S ou A100 80Go"), or framed as "between X and Y" ("entre une L40S
+    et une A100", "A100 ile H100 arasında")."""
+    named = find_gpus(folded, bare=True)
+    for (a, _), (b, _) in itertools.pairwise(named):
+        gap = folded[a.end : b.start]
+        if a.value == b.value or len(gap.split()) > _GAP_WORDS:
+            continue
+        if found["alternative"].search(f" {gap} "):
+            return True
+        before = _words_of(folded[: a.start], _FRAME_WORDS, last=True)
+        after = _words_of(folded[b.end :], _FRAME_WORDS)
+        framed = found["between"].search(before) or found["between"].search(after)
+        if framed and found["pair"].search(f" {gap} "):
+            return True
+    return False
+
+
+def _asks_near(folded: str, ask: re.Pattern[str], verb: re.Pattern[str]) -> bool:
+    """An asking phrase followed within a few words by its verb: "cuánto me va a costar",
+    "hoe lang gaat dat duren", "combien ça va me coûter"."""
+    return any(verb.search(_words_of(folded[m.end() :], _ASK_REACH)) for m in ask.finditer(folded))
 
 
 def _why_not(folded: str, found: dict[str, re.Pattern[str]]) -> bool:
@@ -94,14 +130,14 @@ def read_cues(
         gpu_families=families,
         providers=providers,
         why_not=_why_not(folded, found),
-        compare_words=has("compare"),
+        compare_words=has("compare") or _offers_alternatives(folded, found),
         fit_words=has("fit"),
         own_words=has("own"),
         serve_words=has("serve"),
         train_words=has("train"),
         greeting=has("greet"),
-        asks_time=has("ask_time"),
-        asks_cost=has("ask_cost"),
+        asks_time=has("ask_time") or _asks_near(folded, found["how_long"], found["time_word"]),
+        asks_cost=has("ask_cost") or _asks_near(folded, found["how_much"], found["cost_word"]),
         question="?" in text or bool(re.search(r"\b(mi|mı|mu|mü)\b", folded)),
         words=len(_WORD.findall(folded)),
         has_job=state.model is not None,

@@ -7,10 +7,13 @@ then add to or rule out intents, each for a reason a person would give:
 - an intent that needs something the message and the conversation lack is ruled out: an
   amendment needs a job in the conversation, a comparison two GPUs, a "why not" a GPU or a
   provider to ask about, a fit check a GPU or a memory size to check against;
-- "why ... not" asks why_not; comparison words with two GPUs ask compare; "enough"/"fit" or
+- "why ... not" asks why_not; comparison words with two GPUs, or two GPUs offered as
+  alternatives ("A100 or H100", "between an L4 and an A10G"), ask compare; "enough"/"fit" or
   one's own hardware with a GPU or a size ask fit_check; serving and inference words without a
   training word are out of scope; a greeting with nothing else is small talk, and a message
   with no greeting and nothing about training or GPUs leans out of scope;
+- "how much ... cost" / "how long ... take" (`asks_cost`, `asks_time`) with a job in the
+  conversation asks about that job (guidance, answered from the ranking's first choice);
 - a message that sets job fields amends the conversation's job, or describes a new one;
 - a short message that opens like a follow-up ("and on an A100 40GB?", "¿y con una L4?") and
   names no other model asks the previous message's question again about what it names, when

@@ -225,3 +225,28 @@ def test_a_question_about_a_technique_is_guidance_with_a_job_in_the_state(
 @pytest.mark.parametrize(("lang", "text"), UNDER_A_SETTING)
 def test_a_question_under_another_setting_is_about_the_job(lang: str, text: str) -> None:
     assert classify_intent(text, lang, JOB) == "job"
+
+
+# Dutch and German ask yes/no questions with the verb first, often without a question mark.
+VERB_FIRST = [
+    ("nl", "heb ik voor meerdere nodes infiniband nodig"),
+    ("nl", "en werkt het ook zonder nvlink"),
+    ("nl", "ok, is het erg als de GPU's via pcie praten"),
+    ("de", "brauche ich für mehrere Knoten eigentlich InfiniBand"),
+    ("de", "und geht das auch ohne NVLink"),
+]
+VERB_SECOND = [  # statements: the verb after the subject or after a fronted word
+    ("nl", "ik heb nvlink op mijn server"),
+    ("nl", "thuis heb ik geen nvlink"),
+    ("de", "ich habe kein NVLink auf dem Server"),
+]
+
+
+@pytest.mark.parametrize(("lang", "text"), VERB_FIRST)
+def test_a_verb_first_question_about_the_domain_is_guidance(lang: str, text: str) -> None:
+    assert classify_intent(text, lang, JOB) == "guidance", text
+
+
+@pytest.mark.parametrize(("lang", "text"), VERB_SECOND)
+def test_a_statement_with_the_verb_second_asks_nothing(lang: str, text: str) -> None:
+    assert classify_intent(text, lang, JOB) != "guidance", text

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from tools.architectures.hf_config import to_hf_config
-from tools.architectures.registry import list_models, lookup_model, normalize_name, resolve_model
+from tools.architectures.registry import (
+    list_models,
+    lookup_model,
+    model_names,
+    normalize_name,
+    resolve_model,
+)
 from tools.errors import InvalidInputError, UnknownNameError
 
 REQUIRED_IDS = {
@@ -123,6 +129,15 @@ def test_lookup_is_forgiving(query: str, expected_id: str) -> None:
 )
 def test_normalize_name(name: str, key: str) -> None:
     assert normalize_name(name) == key, f"matching key of {name!r}"
+
+
+def test_model_names_list_every_name_each_lookup_answers_to() -> None:
+    names = model_names()
+    ids = {arch.id for arch in list_models()}
+    assert set(names.values()) == ids, "every entry is named, and only entries"
+    assert names["llama3170b"] == "meta-llama/Llama-3.1-70B", "an id's key"
+    for key, model_id in names.items():
+        assert lookup_model(key).id == model_id, f"{key!r} looks up its own entry"
 
 
 def test_unknown_name_lists_closest_models() -> None:
