@@ -79,12 +79,15 @@ def start_app(port: int, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], 
 
 
 def cold_start(url: str, start: float, timeout: float, pid: int) -> dict[str, float]:
-    """Seconds from process start until the server answers and until the first answer, and
-    the CPU seconds the app process used by then (a load-independent figure)."""
+    """Seconds from process start until the server answers and until the first answer (sent
+    the moment the server answers, so it waits for the app's warm-up), the first turn's own
+    seconds from send to answer, and the CPU seconds the app process used by then (a
+    load-independent figure)."""
     client = _client(url, start + timeout)
     ready = time.perf_counter() - start
     client.predict(FIRST_QUESTION, "en", api_name="/chat")
-    result = {"server_ready_s": ready, "first_answer_s": time.perf_counter() - start}
+    answered = time.perf_counter() - start
+    result = {"server_ready_s": ready, "first_answer_s": answered, "first_turn_s": answered - ready}
     cpu = process_cpu_s(pid)
     return result if cpu is None else {**result, "first_answer_cpu_s": cpu}
 

@@ -72,7 +72,7 @@ def normalize_name(name: str) -> str:
 @cache
 def _load_table() -> tuple[GPUSpec, ...]:
     text = resources.files("tools").joinpath(_DATA_FILE).read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)
+    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return tuple(GPUSpec.model_validate(item) for item in raw["gpus"])
 
 

@@ -83,7 +83,9 @@ def catalog(lang: str) -> Mapping[str, Message]:
 @cache
 def _catalog(code: Language) -> Mapping[str, Message]:
     source = resources.files(_MESSAGES_PACKAGE) / _MESSAGES_DIR / f"{code}.yaml"
-    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    data = yaml.load(
+        source.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    )
     if not isinstance(data, dict):
         raise ValueError(f"message catalog {code}.yaml: expected a mapping at the top")
     flat: dict[str, Message] = {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from typing import Any
 
 import yaml
 
@@ -59,15 +60,21 @@ def _texts(section: dict[str, object]) -> dict[str, dict[str, str]]:
 
 
 @cache
-def _gradio_strings() -> dict[str, dict[str, str]]:
+def _raw() -> Any:
+    """The file, read once, with libyaml's parser where PyYAML has it (the pure-Python one
+    takes about a second of the app's start for this file)."""
     text = resources.files("assistant.web").joinpath(_DATA_FILE).read_text(encoding="utf-8")
-    return _texts(yaml.safe_load(text).get("gradio") or {})
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+@cache
+def _gradio_strings() -> dict[str, dict[str, str]]:
+    return _texts(_raw().get("gradio") or {})
 
 
 @cache
 def _table() -> tuple[dict[str, dict[str, str]], dict[str, tuple[str, ...]]]:
-    text = resources.files("assistant.web").joinpath(_DATA_FILE).read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)
+    raw = _raw()
     strings = _texts(raw["strings"])
     examples: dict[str, tuple[str, ...]] = {}
     for lang in LANGUAGES:

@@ -10,6 +10,7 @@ class (`architectures[0]`), else "your config" in the interface language.
 from __future__ import annotations
 
 import json
+import math
 import re
 import tempfile
 from pathlib import Path
@@ -30,6 +31,7 @@ Problem = Literal[
     "too_big",
     "not_utf8",
     "not_json",
+    "not_finite",
     "too_complex",
     "not_object",
     "not_config",
@@ -38,6 +40,32 @@ Problem = Literal[
 ]
 _JSON_KINDS = {list: "json_array", str: "json_string", int: "json_number", float: "json_number"}
 _KEY_NAME = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+
+
+class _NonFinite(str):
+    """A number JSON cannot hold, as the file wrote it: NaN, Infinity, -Infinity, or a number
+    too large for a float (1e999). Python's parser accepts them; a config must not."""
+
+
+def _non_finite_float(text: str) -> float | _NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(text)
+
+
+def _first_non_finite(data: Any, where: str = "") -> tuple[str, str] | None:
+    """Where the first non-finite number in `data` is (`rope_scaling.factor`, `layers[2]`) and
+    how the file wrote it, or None."""
+    if isinstance(data, _NonFinite):
+        return where, str(data)
+    items: Any = data.items() if isinstance(data, dict) else ()
+    if isinstance(data, list):
+        items = enumerate(data)
+    for key, value in items:
+        inner = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else key
+        found = _first_non_finite(value, inner)
+        if found is not None:
+            return found
+    return None
 
 
 class UploadError(InvalidInputError):
@@ -71,7 +99,7 @@ def read_upload(path: Path, max_bytes: int = MAX_UPLOAD_BYTES) -> dict[str, Any]
     except UnicodeDecodeError:
         raise UploadError("not_utf8", path.name, "a UTF-8 JSON file") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_NonFinite, parse_float=_non_finite_float)
     except json.JSONDecodeError as exc:
         where = f"{exc.msg}, line {exc.lineno} column {exc.colno}"
         raise UploadError(
@@ -82,10 +110,17 @@ def read_upload(path: Path, max_bytes: int = MAX_UPLOAD_BYTES) -> dict[str, Any]
             "too_complex", path.name, "a config.json: shallow nesting and ordinary numbers"
         ) from None
     if not isinstance(data, dict):
-        kind = _JSON_KINDS.get(type(data), "json_other")
+        kind = _JSON_KINDS.get(float if isinstance(data, _NonFinite) else type(data), "json_other")
         raise UploadError(
             "not_object", path.name, 'a JSON object such as {"model_type": ...}', json_kind=kind
         )
+    found = _first_non_finite(data)
+    if found is not None:
+        key, literal = found
+        raise UploadError(
+            "not_finite", f"{path.name}: {key} = {literal}",
+            "finite numbers (NaN and Infinity are not JSON numbers)", setting=key, literal=literal,
+        )  # fmt: skip
     return data
 
 
@@ -128,6 +163,11 @@ def upload_problem(error: UploadError, file_name: str, lang: str) -> str:
         details["detail"] = f"{error.details['line']}:{error.details['column']}"
     elif error.kind == "not_object":
         details["kind"] = ui_text(lang, str(error.details["json_kind"]))
+    elif error.kind == "not_finite":
+        details = {
+            "setting": str(error.details["setting"]),
+            "literal": str(error.details["literal"]),
+        }
     elif error.kind == "not_config":
         details["detail"] = str(error.details["detail"])
     problem = ui_format(lang, f"upload_{error.kind}", **details)

@@ -43,7 +43,7 @@ class ProviderTerms(BaseModel):
 @cache
 def _load() -> dict[str, ProviderTerms]:
     text = resources.files("tools").joinpath(_DATA_FILE).read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)["providers"]
+    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["providers"]
     return {key: ProviderTerms.model_validate({"key": key, **value}) for key, value in raw.items()}
 
 

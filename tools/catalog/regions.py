@@ -28,7 +28,7 @@ def _fold(text: str) -> str:
 def areas() -> dict[str, tuple[str, ...]]:
     """Area key -> the region spellings that lie in it (folded; a trailing * is a prefix)."""
     text = resources.files("tools").joinpath(_DATA_FILE).read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)["areas"]
+    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["areas"]
     return {str(key): tuple(_fold(str(entry)) for entry in entries) for key, entries in raw.items()}
 
 

@@ -182,7 +182,7 @@ def _placeholder(cloud: str, price: float | None) -> bool:
 @cache
 def _fabrics() -> tuple[dict[str, Any], ...]:
     text = resources.files("tools").joinpath("data/fabrics.yaml").read_text(encoding="utf-8")
-    return tuple(yaml.safe_load(text)["fabrics"])
+    return tuple(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["fabrics"])
 
 
 def _network_fields(cloud: str, instance_type: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import gradio as gr
 
-from assistant.agent.conversation import Assistant
+from assistant.agent.conversation import Assistant, Session
 from assistant.settings import Settings
 from assistant.web.blocks.catalog import catalog_tab
 from assistant.web.blocks.chat import chat_column, wire_chat
@@ -48,7 +48,7 @@ from tools.catalog.refresh.background import BackgroundRefresh
 from tools.errors import AdvisorError
 from tools.redaction import install_log_redaction
 
-__all__ = ["build_demo", "endpoint", "launch_options", "main", "settings_from_args"]
+__all__ = ["build_demo", "endpoint", "launch_options", "main", "settings_from_args", "warm_up"]
 
 
 def endpoint(fn: Callable[..., str]) -> Callable[..., str]:
@@ -164,6 +164,21 @@ def _wire_session(
     ).then(app.save_browser, [web_state], [browser], api_visibility="private")
 
 
+WARM_UP_MESSAGE = "LoRA fine-tune of Llama 3.1 8B"
+
+
+def warm_up(assistant: Assistant) -> None:
+    """Open the catalog and the knowledge base, and answer one turn nobody sees, so the first
+    person's turn finds the lexicons, routes and caches a turn reads already loaded. A failure
+    is one log line: the first real turn then opens what it needs itself."""
+    try:
+        assistant.warm_up()
+        for _event in assistant.respond(WARM_UP_MESSAGE, Session()):
+            pass
+    except Exception:
+        logging.getLogger("assistant.web").exception("warm-up failed; the first turn opens all")
+
+
 def launch_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments of `Blocks.launch` for `settings` (host, port, auth, MCP, theme...)."""
     auth = None
@@ -204,10 +219,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     assistant = Assistant(settings)
     demo = build_demo(settings, assistant=assistant)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
-    threading.Thread(target=assistant.warm_up, name="warm-up", daemon=True).start()
+    demo.launch(**launch_options(settings), prevent_thread_lock=True)
+    # Once the page is served: the first screen needs neither the knowledge base nor a turn's
+    # lexicons, and on two cores opening them before would only delay the page.
+    threading.Thread(target=warm_up, args=(assistant,), name="warm-up", daemon=True).start()
     if settings.catalog_refresh_hours is not None:
         BackgroundRefresh(
             settings.data_dir, settings.refresh_config(), settings.catalog_refresh_hours,
             on_updated=assistant.resources.reload_catalog,
         ).start()  # fmt: skip
-    demo.launch(**launch_options(settings))
+    demo.block_thread()

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import gradio as gr
 
-from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant
+from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant, Session
 from assistant.agent.events import Final, ToolEnd, ToolStart
 from assistant.languages import language_from_header
 from assistant.settings import Settings
@@ -51,6 +52,26 @@ from tools.job import JobSpec
 __all__ = ["App"]
 
 _JOB_OUTPUTS = 2 + FORM_OUTPUTS + PANEL_OUTPUTS  # session, chat, form, panel
+H = TypeVar("H", bound=Callable[..., Any])
+
+
+def one_at_a_time(handler: H) -> H:
+    """A handler that holds its tab's session lock while it runs (see `SessionLock`): Gradio
+    runs a tab's events in parallel, and without it two handlers reading and writing the same
+    session could each return what the other had not written yet."""
+
+    @wraps(handler)
+    def call(self: App, web: WebSession | None, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(web, WebSession):
+            return handler(self, web, *args, **kwargs)
+        with web.lock:
+            return handler(self, web, *args, **kwargs)
+
+    return call  # type: ignore[return-value]
+
+
+def _skipped(count: int) -> tuple[Any, ...]:
+    return tuple(gr.skip() for _ in range(count))
 
 
 def _lang(web: WebSession | None, *_rest: Any) -> str:
@@ -139,30 +160,39 @@ class App:
             yield safe_messages(web.chat), web
             return
         text = text.strip()
-        if web.session.language is None:  # a first message too short to tell: the interface's
-            web.session.language = web.language
-        shown = [*web.chat, {"role": "user", "content": text}]
+        with web.lock:  # the session changes only if the turn ends: the turn works on a copy
+            if web.session.language is None:  # a first message too short to tell: the UI's
+                web.session.language = web.language
+            shown = [*web.chat, {"role": "user", "content": text}]
+            draft = web.session.model_copy(deep=True)
         override = None if language in (None, "", "auto") else language
         events: list[Any] = []
         last = time.monotonic()
-        draft = web.session.model_copy(deep=True)  # the session changes only if the turn ends
         for event in self.assistant.respond(text, draft, lang=override):
             events.append(event)
             now = time.monotonic()
             if isinstance(event, ToolStart | ToolEnd) or now - last >= STREAM_INTERVAL_S:
                 last = now  # answer chunks arriving together are sent together
                 yield safe_messages([*shown, *chat_messages(events, web.language)]), gr.skip()
-        web.session = draft
-        web.chat = [*shown, *chat_messages(events, web.language)]
-        web.form_message_at = None
+        with web.lock:
+            self._commit_turn(web, draft, [*shown, *chat_messages(events, web.language)], events)
+            chat = safe_messages(web.chat)
+        yield chat, web
+
+    @staticmethod
+    def _commit_turn(
+        web: WebSession, draft: Session, chat: list[dict[str, Any]], events: list[Any]
+    ) -> None:
+        """The turn's conversation and chat; its job's panel unless the turn failed (then the
+        apology is shown and job and panel stay as they were)."""
+        web.session, web.chat, web.form_message_at = draft, chat, None
         if _failed(events):
-            yield safe_messages(web.chat), web  # the apology; job and panel stay as they were
             return
         panel = panel_from_events(events, web.panel)
         if panel is not web.panel:
             web.panel, web.chosen = panel, None  # a new job: the launch spec follows its #1
-        yield safe_messages(web.chat), web
 
+    @one_at_a_time
     def after_turn(self, web: WebSession) -> tuple[Any, ...]:
         """Form and panel after a turn; the cost chart gets every option that fits."""
         web.panel = complete_options(web.panel, web.session.state, self.catalog())
@@ -191,6 +221,7 @@ class App:
         session, chat, *rest = self.job_outputs(web)
         return (session, chat, web.ui_lang, web.answer_lang, *rest)
 
+    @one_at_a_time
     def save_browser(self, web: WebSession) -> str:
         """What the browser keeps for `web`, sealed (see `assistant.web.state.sealed`)."""
         return self.seal.seal(web.to_browser())
@@ -201,12 +232,14 @@ class App:
         fresh = web.fresh() if web is not None else WebSession()
         return (*self.job_outputs(fresh), self.save_browser(fresh))
 
+    @one_at_a_time
     def set_ui_language(self, web: WebSession | None, lang: str) -> tuple[Any, ...]:
         """Everything the server writes, again in interface language `lang`."""
         web = web if web is not None else WebSession()
         web.ui_lang = ui_lang(lang)
         return self.job_outputs(web)
 
+    @one_at_a_time
     def set_answer_language(self, web: WebSession | None, lang: str) -> WebSession:
         web = web if web is not None else WebSession()
         web.answer_lang = lang or "auto"
@@ -227,29 +260,34 @@ class App:
         web.form_message_at = len(web.chat) - 1
 
     @guarded(_JOB_OUTPUTS, _lang)
+    @one_at_a_time
     def apply_form(self, web: WebSession | None, *values: Any) -> tuple[Any, ...]:
         """The form's values (FORM_FIELDS order, then the currency) amend the job."""
         web = web if web is not None else WebSession()
         *fields, currency = values
         before = web.session.state
         form = values_from_widgets(dict(zip(FORM_FIELDS, fields, strict=True)), currency)
-        web.session.state = spec_from_form(form, before)
-        self._changed(web, before, compute_panel(web.session.state, self.catalog()))
+        after = spec_from_form(form, before)
+        if after == before:  # nothing new (one dropdown pick arrives twice): nothing to redraw
+            return _skipped(_JOB_OUTPUTS)
+        web.session.state = after
+        self._changed(web, before, compute_panel(after, self.catalog()))
         return self.job_outputs(web)
 
     @guarded(_JOB_OUTPUTS, _lang)
+    @one_at_a_time
     def upload(self, web: WebSession | None, path: str | None) -> tuple[Any, ...]:
         """An uploaded config.json becomes the job's model; nothing else changes. A file that
         cannot be used is one warning saying why and what is valid; the form stays as it was."""
         web = web if web is not None else WebSession()
         if not path:
-            return tuple(gr.skip() for _ in range(_JOB_OUTPUTS))
+            return _skipped(_JOB_OUTPUTS)
         file = Path(path)
         try:
             arch = model_from_upload(file, web.language)
         except UploadError as exc:
             warn(web.language, upload_problem(exc, file.name, web.language))
-            return tuple(gr.skip() for _ in range(_JOB_OUTPUTS))
+            return _skipped(_JOB_OUTPUTS)
         before = web.session.state
         web.session.state = before.model_copy(update={"model": arch})
         data = compute_panel(web.session.state, self.catalog())
@@ -261,6 +299,7 @@ class App:
         return self.job_outputs(web)
 
     @guarded(LAUNCH_OUTPUTS, _lang)
+    @one_at_a_time
     def pick(self, web: WebSession | None, chosen: str | None) -> tuple[Any, ...]:
         """The launch spec of the instance `chosen` (a ranked row's id)."""
         web = web if web is not None else WebSession()
@@ -273,5 +312,5 @@ class App:
         row = selected.row_value if isinstance(selected.row_value, list) else []
         chosen = str(row[1]) if len(row) > 1 else None
         if chosen is None:
-            return tuple(gr.skip() for _ in range(LAUNCH_OUTPUTS))
+            return _skipped(LAUNCH_OUTPUTS)
         return self.pick(web, chosen)

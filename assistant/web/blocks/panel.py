@@ -197,6 +197,7 @@ def wire_panel(
             job_outputs,
             api_visibility="private",
             concurrency_id="turn",
+            trigger_mode="always_last",  # an edit made while one is applied runs after it
         )
     )
     save(

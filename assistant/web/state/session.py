@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from assistant.agent.conversation import Session
 from assistant.web.panel import PanelData
@@ -27,6 +28,26 @@ READABLE_VERSIONS = (1, 2)  # version 1 lacked the languages and the launch choi
 MAX_SAVED_MESSAGES = 200  # chat messages kept in the browser (tool calls and citations count)
 BROWSER_KEY_FILE = "browser-state.key"
 AUTO = "auto"  # the answer-language choice that follows each message
+
+
+class SessionLock:
+    """What lets the handlers of one tab change its session one at a time. Gradio runs a tab's
+    events in parallel threads (one pick in a dropdown alone sends two events), and each handler
+    reads the session, computes and writes it back: unserialised, one handler's write can hide
+    another's. Re-entrant, so a handler may call another; a copy of the session gets its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def __enter__(self) -> SessionLock:
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._lock.release()
+
+    def __deepcopy__(self, _memo: dict[int, Any]) -> SessionLock:
+        return SessionLock()
 
 
 class WebSession(BaseModel):
@@ -45,6 +66,12 @@ class WebSession(BaseModel):
     form_message_at: int | None = Field(
         default=None, description="index in `chat` of the message the last form edit added"
     )
+    _lock: SessionLock = PrivateAttr(default_factory=SessionLock)
+
+    @property
+    def lock(self) -> SessionLock:
+        """Held by each handler while it reads and changes this session (see `SessionLock`)."""
+        return self._lock
 
     @property
     def language(self) -> str:

@@ -131,3 +131,37 @@ def test_a_bomb_of_a_file_is_refused_in_one_line(tmp_path: Path, content: str) -
     line = upload_problem(caught.value, "config.json", "fr")
     assert line.startswith("config.json") and "trop imbriqué" in line and "\n" not in line
     assert str(tmp_path) not in line and str(tmp_path) not in str(caught.value), "no server path"
+
+
+@pytest.mark.parametrize(
+    ("setting", "literal"),
+    [
+        ("hidden_size", "NaN"),
+        ("rope_theta", "Infinity"),  # a key the estimate never reads is refused too
+        ("intermediate_size", "-Infinity"),
+        ("vocab_size", "1e999"),  # a float too large becomes infinity when read
+        ("rope_scaling.factor", "NaN"),  # nested keys are named by their path
+    ],
+)
+def test_nan_and_infinity_are_refused_naming_the_key(
+    tmp_path: Path, setting: str, literal: str
+) -> None:
+    key = setting.split(".")[-1]
+    text = json.dumps({**LLAMA_8B, "rope_theta": 500000.0, "rope_scaling": {"factor": 8.0}})
+    written = {"rope_theta": "500000.0", "factor": "8.0"}.get(key, str(LLAMA_8B.get(key)))
+    path = _write(tmp_path, text.replace(f'"{key}": {written}', f'"{key}": {literal}', 1))
+    assert literal in path.read_text()
+    with pytest.raises(UploadError) as caught:
+        model_from_upload(path)
+    assert caught.value.kind == "not_finite"
+    assert upload_problem(caught.value, "config.json", "en").startswith(
+        f"config.json was not used: {setting} is {literal}, and every value must be a finite"
+        " number. Upload a model's config.json:"
+    )
+    french = upload_problem(caught.value, "config.json", "fr")
+    assert f"{setting} vaut {literal}, alors que chaque valeur doit être un nombre fini" in french
+
+
+def test_finite_floats_and_large_integers_still_read(tmp_path: Path) -> None:
+    config = {**LLAMA_8B, "rope_theta": 500000.0, "rms_norm_eps": 1e-05}
+    assert model_from_upload(_write(tmp_path, config)).total_params() == 8_030_261_248

@@ -9,6 +9,7 @@ languages and the launch row.
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +19,12 @@ import gradio as gr
 import pytest
 
 import assistant.agent.toolbox as toolbox
+import assistant.web.blocks.handlers as handlers
 from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant, Session
 from assistant.web.blocks import App
 from assistant.web.blocks.common import guarded
 from assistant.web.blocks.outputs import FORM_OUTPUTS, LAUNCH_OUTPUTS, PANEL_OUTPUTS
-from assistant.web.form import FORM_FIELDS
+from assistant.web.form import FORM_FIELDS, form_values
 from assistant.web.state.feedback import read_feedback
 from assistant.web.state.session import WebSession
 from tests.fakes.app import TinyKnowledge, make_settings
@@ -273,3 +275,86 @@ def test_the_app_follows_the_catalog_a_price_refresh_reloads(ui: App) -> None:
     ui.assistant.resources.reload_catalog()
     assert ui.catalog() is fewer and sorted(ui.instances()) == sorted(i.id for i in fewer)
     assert ui.outputs is ui.outputs, "the outputs are rebuilt once per new catalog"
+
+
+def _edits_at_once(
+    ui: App, web: WebSession, edits: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[Any, ...]]:
+    """Apply `edits` (form values) in parallel threads, as Gradio runs a tab's events: the first
+    edit's panel is slowed until the others have returned (or 1 s passed, when they wait for it),
+    so the others run inside its read-compute-write, the window the browser hit under load."""
+    others_done = threading.Event()
+    first = threading.Event()
+    real = handlers.compute_panel
+    calls: list[int] = []
+
+    def slow(state: JobSpec, catalog: Catalog) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            first.set()
+            others_done.wait(timeout=1.0)
+        return real(state, catalog)
+
+    monkeypatch.setattr(handlers, "compute_panel", slow)
+    results: list[tuple[Any, ...]] = [() for _ in edits]
+
+    def run(index: int) -> None:
+        results[index] = ui.apply_form(web, *edits[index].values(), "USD")
+
+    threads = [threading.Thread(target=run, args=(0,))]
+    threads[0].start()
+    assert first.wait(timeout=10)
+    threads += [threading.Thread(target=run, args=(i,)) for i in range(1, len(edits))]
+    for thread in threads[1:]:
+        thread.start()
+    for thread in threads[1:]:
+        thread.join(timeout=10)
+    others_done.set()
+    threads[0].join(timeout=10)
+    return results
+
+
+def test_one_pick_sent_twice_at_once_is_answered_and_never_hidden(
+    ui: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gradio's dropdown sends one pick as two events (on the pick, and on the blur the pick
+    causes) that run in parallel: neither may return a chat without the edit's message (the one
+    that arrives last would hide it), and the job is changed once."""
+    web = WebSession()
+    _turn(ui, "Full fine-tune of Llama 3.1 8B on 100M tokens", web)
+    turn_messages = len(web.chat)
+    edit = form_values(web.session.state).values | {"method": "qlora"}
+    results = _edits_at_once(ui, web, [edit, edit], monkeypatch)
+    shown = [r[1].value for r in results if r[1] != SKIP]
+    assert shown, "the edit is answered"
+    assert all("method QLoRA" in str(chat[-1]["content"]) for chat in shown), shown
+    assert len(web.chat) == turn_messages + 1 and "method QLoRA" in web.chat[-1]["content"]
+    assert web.session.state.method == "qlora" and web.panel.state == web.session.state
+
+
+def test_two_edits_at_once_both_apply_and_the_panel_is_the_last_ones(
+    ui: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second edit made while the first is computed is applied after it: the job has both, the
+    chat's message names the last change, and the panel is the job's (not the first edit's)."""
+    web = WebSession()
+    _turn(ui, "Full fine-tune of Llama 3.1 8B on 100M tokens", web)
+    first = form_values(web.session.state).values | {"method": "qlora"}
+    second = first | {"seq_len": 4096}
+    results = _edits_at_once(ui, web, [first, second], monkeypatch)
+    assert all(r[1] != SKIP for r in results)
+    state = web.session.state
+    assert (state.method, state.seq_len) == ("qlora", 4096)
+    assert web.panel.state == state, "the panel is the job's"
+    heading = web.chat[-1]["content"].split("\n")[0]
+    assert heading == "_Updated from the form: sequence length 4,096._", "the last change named"
+
+
+def test_an_edit_that_changes_nothing_redraws_nothing(ui: App) -> None:
+    web = WebSession()
+    _turn(ui, "LoRA on Llama 3.1 8B, 100M tokens", web)
+    web.chosen = web.panel.ranking.ranked[-1].instance_id if web.panel.ranking else None
+    chosen, chat = web.chosen, list(web.chat)
+    outputs = ui.apply_form(web, *form_values(web.session.state).values.values(), "USD")
+    assert list(outputs) == [SKIP] * JOB_OUTPUTS
+    assert (web.chosen, web.chat) == (chosen, chat), "the launch row and the chat stay"

@@ -1,0 +1,54 @@
+"""The app's start: the warm-up after the page is served answers one turn nobody sees (so the
+first person's turn finds what a turn reads loaded) and never stops the app."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assistant.agent.conversation import Assistant, Session
+from assistant.web.blocks.demo import WARM_UP_MESSAGE, warm_up
+from tests.fakes.app import TinyKnowledge, make_settings
+from tests.fakes.catalogs import web_catalog
+
+
+def _assistant(tmp_path: Path) -> Assistant:
+    settings = make_settings(tmp_path / "data")
+    return Assistant(settings, knowledge=TinyKnowledge(), catalog=web_catalog())
+
+
+def test_the_warm_up_opens_the_catalog_and_answers_one_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assistant = _assistant(tmp_path)
+    seen: list[tuple[str, Any]] = []
+    real = assistant.respond
+
+    def respond(message: str, session: Session, **kwargs: Any) -> Any:
+        turn = list(real(message, session, **kwargs))
+        seen.append((message, session))
+        return turn
+
+    monkeypatch.setattr(assistant, "respond", respond)
+    warm_up(assistant)
+    assert [message for message, _ in seen] == [WARM_UP_MESSAGE]
+    session = seen[0][1]
+    assert session.state.model is not None, "the turn was answered as a job, as a person's is"
+    assert not (tmp_path / "data" / "feedback.jsonl").exists(), "it leaves nothing behind"
+
+
+def test_a_failed_warm_up_is_one_log_line_and_never_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    assistant = _assistant(tmp_path)
+
+    def broken() -> None:
+        raise OSError("the index folder is gone")
+
+    monkeypatch.setattr(assistant, "warm_up", broken)
+    with caplog.at_level(logging.ERROR, logger="assistant.web"):
+        warm_up(assistant)
+    assert [r.getMessage() for r in caplog.records] == ["warm-up failed; the first turn opens all"]
