@@ -1,7 +1,7 @@
 """Resolving an image-model job (diffusion pipeline or VLM) into its ranking request.
 
 `resolve_image` is `tools.advice.resolve_job` for a job that names an image model: the image
-job with every default it used (`tools.advice_images.image_job`), the run's size
+job with every default it used (`tools.advice.images.image_job`), the run's size
 (`image_workload`), the limits and objective as for language jobs; a value the image
 estimator rejects is an error when strict, else dropped with a notice and its default used.
 """
@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from functools import partial
 
-from tools.advice import (
+from tools.advice.images import image_job, image_workload
+from tools.advice.resolved import (
     Assumed,
     JobNotice,
     ResolvedJob,
-    _constraints,
-    _invalid,
-    _spec_field,
-    _value,
-    _value_of,
+    constraints_for,
+    invalid_notice,
     resolution,
+    spec_field,
+    value_of,
+    value_or_default,
 )
-from tools.advice_images import image_job, image_workload
 from tools.architectures.multimodal import MultimodalModel
 from tools.errors import InvalidInputError
 from tools.job import JobSpec
@@ -42,24 +42,24 @@ def resolve_image(
     the limits; lenient resolution drops a value the image estimator rejects, with a notice."""
     while True:  # every retry clears one more field the spec gave
         assumed: list[Assumed] = []
-        value_of = partial(_value_of, spec_used, assumed)
+        values = partial(value_of, spec_used, assumed)
         try:
-            job = image_job(spec_used, image, value_of, resolution(spec_used, image, assumed))
+            job = image_job(spec_used, image, values, resolution(spec_used, image, assumed))
             job.estimate("single", 1)  # the image estimator's own checks
             break
         except InvalidInputError as exc:
-            name = _spec_field(exc.field)
+            name = spec_field(exc.field)
             if strict or name is None or name == "model" or getattr(spec_used, name) is None:
                 raise
-            notices.append(_invalid(name, getattr(spec_used, name), exc))
+            notices.append(invalid_notice(name, getattr(spec_used, name), exc))
             spec_used = spec_used.model_copy(update={name: None})
-    images, per_epoch, work = image_workload(spec_used, job, value_of)
+    images, per_epoch, work = image_workload(spec_used, job, values)
     request = ImageRankRequest(
         job=job,
         images=images,
         images_per_epoch=per_epoch,
         work=work,
-        constraints=_constraints(spec_used, assumed, usd),
-        objective=_value(spec_used, "objective", assumed, job.method),
+        constraints=constraints_for(spec_used, assumed, usd),
+        objective=value_or_default(spec_used, "objective", assumed, job.method),
     )
     return ResolvedJob(spec=spec, assumed=assumed, notices=notices, request=request)
