@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_job_arguments(parser, GROUPS)
     parser.add_argument("--json", action="store_true", help="print JSON (integer bytes)")
-    parser.set_defaults(handler=handler)
+    parser.set_defaults(handler=handler, settings_free=True)
 
 
 def handler(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "models", help="list built-in model architectures or show one model's dimensions"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.set_defaults(handler=list_handler)
+    parser.set_defaults(handler=list_handler, settings_free=True)
     commands = parser.add_subparsers(dest="models_command", metavar="show")
     show = commands.add_parser("show", help="dimensions and parameter counts of one model")
     show.add_argument(
@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text"
     )
-    show.set_defaults(handler=show_handler)
+    show.set_defaults(handler=show_handler, settings_free=True)
 
 
 def _billions(n: int) -> str:

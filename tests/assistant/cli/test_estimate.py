@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -289,3 +290,21 @@ def test_estimate_path_imports_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", f"heavy modules imported: {out.stdout}"
+
+
+def test_estimate_command_never_loads_the_settings(tmp_path: Path) -> None:
+    """`estimate` reads no configuration, so it redacts the environment's keys without building
+    `Settings` (pydantic-settings and the knowledge configuration are a third of its start-up);
+    a key in the environment is still redacted from its errors."""
+    key = "sk-test-0123456789abcdefghij"
+    code = (
+        "import sys; from assistant.cli import main;"
+        f"code = main(['estimate', '--model', {key!r}]);"
+        "print(sorted({'assistant.settings', 'pydantic_settings'} & set(sys.modules)))"
+    )
+    env = {**os.environ, "OPENAI_API_KEY": key}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+    assert key not in out.stderr and "error:" in out.stderr, out.stderr
