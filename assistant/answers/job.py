@@ -15,7 +15,7 @@ from tools.gpus import lookup_gpu
 from tools.job import JobSpec, Money
 from tools.memory import EstimateInput, MemoryEstimate
 from tools.ranking.models import RankedOption, RankResult
-from tools.ranking.plans import PLAN_ORDER, is_offload
+from tools.ranking.plans import PLAN_ORDER, is_offload, is_sharded
 
 __all__ = [
     "caveats_section",
@@ -227,7 +227,12 @@ def caveats_section(t: Text, ranking: RankResult) -> str:
     if multi is not None and ranking.job.method in _FULL_METHODS:
         gpus = t.msg("options.gpus", count=t.count(multi.gpu_count), gpu=multi.gpu)
         method = t.label("method", ranking.job.method)
-        key = "rec.multi_gpu_full_amd" if _vendor(multi) == "AMD" else "caveats.multi_gpu_full"
+        if not is_sharded(multi.plan):  # replicas (DDP), e.g. a diffusion job: no states to shard
+            key = "caveats.multi_gpu_replicated"
+        elif _vendor(multi) == "AMD":
+            key = "rec.multi_gpu_full_amd"
+        else:
+            key = "caveats.multi_gpu_full"
         lines.append(t.msg(key, method=method, gpus=gpus))
     offload = next((o for o in shown if is_offload(o.plan)), None)
     if offload is not None:

@@ -333,6 +333,14 @@ def test_caveats_follow_the_plan() -> None:
     text = compose_job_answer("en", None, None, None, full_multi).text
     assert "With full fine-tuning on 4× L40S" in text, "multi-GPU full fine-tune caveat"
     assert "Things to watch" in text, "caveats heading"
+    assert "each GPU holds the whole job (DDP)" in text and "ZeRO" not in text, (
+        "replicas (a diffusion job's DDP) are not told to shard what they do not shard"
+    )
+    sharded = make_ranking(
+        [make_option(1, gpus_per_node=4, gpu_count=4, plan="zero3")], method="full"
+    )
+    text = compose_job_answer("en", None, None, None, sharded).text
+    assert "shard the states with ZeRO/FSDP" in text, "a sharded plan keeps the ZeRO advice"
     single = make_ranking([make_option(1)])
     assert "Things to watch" not in compose_job_answer("en", None, None, None, single).text
 
