@@ -100,8 +100,8 @@ def refresh_catalogs(
     clock = now or (lambda: datetime.now(UTC))
     plans = plan_refresh(providers, source)
     policy = HttpPolicy(
-        config.timeout_s, config.attempts, config.backoff_s, config.max_bytes,
-        sleep or HttpPolicy().sleep,
+        timeout_s=config.timeout_s, attempts=config.attempts, backoff_s=config.backoff_s,
+        max_bytes=config.max_bytes, sleep=sleep or HttpPolicy().sleep,
     )  # fmt: skip
     started = clock()
     results: list[ProviderResult] = []

@@ -18,6 +18,7 @@ by price like SkyPilot's rows (`tools.catalog.skypilot.instances_from_rows`).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import re
 import zipfile
@@ -71,7 +72,7 @@ def download(
     """The provider's current catalog.zip, or NotModified when the published version is the one
     already held."""
     base = base_url(config)
-    small = HttpPolicy(policy.timeout_s, policy.attempts, policy.backoff_s, 4096, policy.sleep)
+    small = dataclasses.replace(policy, max_bytes=4096)  # a version string
     raw = fetch(f"{base}/{plan.remote}/version", small, unreachable=unreachable).body
     version = raw.decode("utf-8", "replace").strip()
     if not _VERSION.fullmatch(version):

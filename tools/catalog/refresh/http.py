@@ -7,7 +7,10 @@ unreachable) is final at once and is remembered in `Unreachable`, so the other p
 host fail fast too: offline, a refresh ends in about a second with one line per provider. A host
 that lets every try's connect time out (a black hole) is remembered the same way after its
 tries, so one such host costs one file's tries, not every provider's.
-Only http(s) URLs are fetched, and at most `max_bytes` of a body are read.
+Only http(s) URLs are fetched, and at most `max_bytes` of a body are read. A body that trickles
+(each read within the timeout, but under `min_rate` bytes per second on average once
+`stall_after_s` have passed) is cut off as too slow and retried like a timeout, so a host that
+drips a byte at a time cannot hold a refresh for minutes per file.
 """
 
 from __future__ import annotations
@@ -67,13 +70,18 @@ class Unreachable:
 
 @dataclass(frozen=True)
 class HttpPolicy:
-    """Timeouts (seconds per connect/read), tries, first backoff (seconds), size cap (bytes)."""
+    """Timeouts (seconds per connect/read), tries, first backoff (seconds), size cap (bytes),
+    and the slowest transfer kept (bytes per second on average, judged after `stall_after_s`;
+    the published catalogs are a few MB, so 16 KiB/s reads the largest in under five minutes)."""
 
     timeout_s: float = 20.0
     attempts: int = 3
     backoff_s: float = 1.0
     max_bytes: int = 256 * 2**20
+    min_rate: float = 16 * 1024
+    stall_after_s: float = 10.0
     sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
 
 
 def fetch(
@@ -123,7 +131,7 @@ def _get_once(url: str, policy: HttpPolicy, headers: Mapping[str, str], attempt:
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, **headers})
     try:
         with urllib.request.urlopen(request, timeout=policy.timeout_s) as response:
-            body = _read_capped(response, policy.max_bytes)
+            body = _read_capped(response, policy)
             return Fetched(
                 url=url,
                 status=response.status,
@@ -145,17 +153,27 @@ def _get_once(url: str, policy: HttpPolicy, headers: Mapping[str, str], attempt:
         raise FetchError(f"truncated download ({_short(exc)})", retryable=True) from None
 
 
-def _read_capped(response: http.client.HTTPResponse, max_bytes: int) -> bytes:
+def _read_capped(response: http.client.HTTPResponse, policy: HttpPolicy) -> bytes:
+    """The body, at most `policy.max_bytes`, read as it arrives (`read1`: one socket read each,
+    so a trickle is seen between reads) and cut off when its average rate stays too low."""
+    max_bytes = policy.max_bytes
     declared = response.headers.get("Content-Length")
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise FetchError(f"file of {int(declared):,} bytes is over the {max_bytes:,}-byte cap")
     chunks: list[bytes] = []
-    total = 0
-    while chunk := response.read(_CHUNK):
+    total, start = 0, policy.clock()
+    while chunk := response.read1(_CHUNK):
         total += len(chunk)
         if total > max_bytes:
             raise FetchError(f"download over the {max_bytes:,}-byte cap")
         chunks.append(chunk)
+        elapsed = policy.clock() - start
+        if elapsed > policy.stall_after_s and total < policy.min_rate * elapsed:
+            raise FetchError(
+                f"too slow: {total:,} bytes in {elapsed:.0f} s (under"
+                f" {policy.min_rate / 1024:g} KiB/s)",
+                retryable=True,
+            )
     if declared is not None and declared.isdigit() and total < int(declared):
         raise FetchError(
             f"truncated download ({total:,} of {int(declared):,} bytes)", retryable=True

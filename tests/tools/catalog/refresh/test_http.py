@@ -60,3 +60,42 @@ def test_a_read_timeout_does_not_skip_the_host(
     assert (
         asked == ["http://192.0.2.1/v3/aws/version"] * 2 + ["http://192.0.2.1/v3/gcp/version"] * 2
     )
+
+
+def test_a_body_that_trickles_is_cut_off_as_too_slow() -> None:
+    """Each read arrives well within the read timeout, but a byte at a time: the transfer is cut
+    once its average rate stays under the floor past `stall_after_s`, not after minutes."""
+    import socket
+    import threading
+    import time
+
+    from tools.catalog.refresh.http import FetchError, HttpPolicy, fetch
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+        while not stop.is_set():
+            try:
+                conn.sendall(b"x")
+            except OSError:
+                break
+            time.sleep(0.05)
+        conn.close()
+
+    threading.Thread(target=drip, daemon=True).start()
+    policy = HttpPolicy(timeout_s=5.0, attempts=1, min_rate=1024, stall_after_s=1.0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(FetchError, match=r"^too slow: \d+ bytes in \d+ s \(under 1 KiB/s\)$"):
+            fetch(f"http://127.0.0.1:{port}/catalog.zip", policy)
+    finally:
+        stop.set()
+        listener.close()
+    assert time.monotonic() - started < 4.5, (
+        "cut off soon after stall_after_s (a trickle runs 83 min)"
+    )
