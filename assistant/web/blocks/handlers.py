@@ -13,6 +13,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -68,6 +69,23 @@ def one_at_a_time(handler: H) -> H:
             return handler(self, web, *args, **kwargs)
 
     return call  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    """What a turn started from: the job and how long the chat was (to see edits made while it
+    ran)."""
+
+    job: JobSpec
+    chat_len: int
+
+
+def _edited_fields(before: JobSpec, now: JobSpec) -> dict[str, Any]:
+    """The job fields a form edit or upload changed since `before` (none when it is the same)."""
+    if now == before:
+        return {}
+    return {name: getattr(now, name) for name in type(now).model_fields
+            if getattr(now, name) != getattr(before, name)}  # fmt: skip
 
 
 def _skipped(count: int) -> tuple[Any, ...]:
@@ -165,6 +183,7 @@ class App:
                 web.session.language = web.language
             shown = [*web.chat, {"role": "user", "content": text}]
             draft = web.session.model_copy(deep=True)
+            started = TurnStart(job=web.session.state, chat_len=len(web.chat))
         override = None if language in (None, "", "auto") else language
         events: list[Any] = []
         last = time.monotonic()
@@ -175,22 +194,37 @@ class App:
                 last = now  # answer chunks arriving together are sent together
                 yield safe_messages([*shown, *chat_messages(events, web.language)]), gr.skip()
         with web.lock:
-            self._commit_turn(web, draft, [*shown, *chat_messages(events, web.language)], events)
+            chat = [*shown, *chat_messages(events, web.language)]
+            self._commit_turn(web, draft, chat, events, started)
             chat = safe_messages(web.chat)
         yield chat, web
 
-    @staticmethod
     def _commit_turn(
-        web: WebSession, draft: Session, chat: list[dict[str, Any]], events: list[Any]
+        self,
+        web: WebSession,
+        draft: Session,
+        chat: list[dict[str, Any]],
+        events: list[Any],
+        started: TurnStart,
     ) -> None:
         """The turn's conversation and chat; its job's panel unless the turn failed (then the
-        apology is shown and job and panel stay as they were)."""
+        apology is shown and job and panel stay as they were). A form edit or upload made while
+        the turn ran is newer than the turn: its fields are applied over the turn's job, its
+        chat message follows the answer, and the panel is the merged job's."""
+        edited = _edited_fields(started.job, web.session.state)
+        edit_messages = web.chat[started.chat_len :] if edited else []
         web.session, web.chat, web.form_message_at = draft, chat, None
-        if _failed(events):
+        if not _failed(events):
+            panel = panel_from_events(events, web.panel)
+            if panel is not web.panel:
+                web.panel, web.chosen = panel, None  # a new job: the launch spec follows its #1
+        if not edited:
             return
-        panel = panel_from_events(events, web.panel)
-        if panel is not web.panel:
-            web.panel, web.chosen = panel, None  # a new job: the launch spec follows its #1
+        web.session.state = web.session.state.model_copy(update=edited)
+        web.panel, web.chosen = compute_panel(web.session.state, self.catalog()), None
+        web.chat = [*web.chat, *edit_messages]
+        if edit_messages:
+            web.form_message_at = len(web.chat) - 1
 
     @one_at_a_time
     def after_turn(self, web: WebSession) -> tuple[Any, ...]:

@@ -358,3 +358,24 @@ def test_an_edit_that_changes_nothing_redraws_nothing(ui: App) -> None:
     outputs = ui.apply_form(web, *form_values(web.session.state).values.values(), "USD")
     assert list(outputs) == [SKIP] * JOB_OUTPUTS
     assert (web.chosen, web.chat) == (chosen, chat), "the launch row and the chat stay"
+
+
+def test_a_form_edit_made_while_a_turn_streams_is_kept_when_the_turn_ends(ui: App) -> None:
+    """The turn works on a copy of the session; an edit made before it ends is newer, so it is
+    applied over the turn's job (not overwritten), its message follows the answer and the panel
+    is the merged job's."""
+    web = WebSession()
+    _turn(ui, "LoRA on Llama 3.1 8B, 100M tokens", web)
+    values = form_values(web.session.state).values
+    stream: Iterator[Any] = ui.respond("and with spot instances?", "en", web)
+    next(stream)  # the turn has started and shown its first tool call
+    ui.apply_form(web, *(values | {"method": "qlora"}).values(), "USD")
+    assert web.session.state.method == "qlora", "the edit applies at once"
+    list(stream)  # the turn ends
+    state = web.session.state
+    assert (state.method, state.spot) == ("qlora", "allowed"), "the edit and the turn's change"
+    assert "method QLoRA" in web.chat[-1]["content"], "the edit's message follows the answer"
+    asked = [m["content"] for m in web.chat].index("and with spot instances?")
+    assert asked < len(web.chat) - 2, "the turn's question and answer come before the edit's"
+    assert web.panel.ranking is not None and web.panel.ranking.job.method == "qlora"
+    assert web.form_message_at == len(web.chat) - 1, "the next edit replaces that message"
