@@ -17,11 +17,6 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 LOCALES = {"en": "en-US", "nl": "nl-NL", "fr": "fr-FR", "tr": "tr-TR", "de": "de-DE", "es": "es-ES"}
 TURN_MS = 60_000
-LLAMA_CONFIG = {
-    "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
-    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
-    "vocab_size": 128256, "max_position_embeddings": 131072, "_name_or_path": "my-llama",
-}  # fmt: skip
 
 
 def open_app(browser: Any, url: str, size: str, locale: str) -> tuple[Any, Any]:

@@ -17,7 +17,6 @@ from assistant.web.ui_strings import example_prompts, ui_text, vocabulary
 from assistant.web.uploads import UploadError, model_from_upload, upload_problem
 from tests.e2e.conftest import sync_api
 from tests.e2e.pages import (
-    LLAMA_CONFIG,
     LOCALES,
     SIZES,
     ask,
@@ -35,6 +34,7 @@ from tests.e2e.pages import (
     wait_for_messages,
     write_config,
 )
+from tests.fakes.jobs import LLAMA_8B_CONFIG
 
 CASES = [(size, lang) for size in SIZES for lang in ("en", "fr", "tr")]
 AFTER_UPLOAD = {
@@ -178,7 +178,7 @@ def test_3_a_bad_upload_says_why_and_leaves_the_form_usable_a_good_one_changes_o
     page.click("#new-chat")
     idle(page)
     open_form(page)
-    upload(page, write_config(files, "config.json", LLAMA_CONFIG))
+    upload(page, write_config(files, "config.json", LLAMA_8B_CONFIG))
     sync_api.expect(page.locator("#form-model input")).to_have_value("my-llama")
     for field in ("seq-len", "micro-batch-size", "tokens", "budget", "max-price-per-hour"):
         assert page.locator(f"#form-{field} input").input_value() == "", f"{field} stays blank"
@@ -195,7 +195,7 @@ def test_4_the_chat_answers_for_the_uploaded_config(
 ) -> None:
     page = _open(open_page, size, lang)
     open_form(page)
-    upload(page, write_config(files, "config.json", LLAMA_CONFIG))
+    upload(page, write_config(files, "config.json", LLAMA_8B_CONFIG))
     sync_api.expect(page.locator("#form-model input")).to_have_value("my-llama")
     ask(page, AFTER_UPLOAD[lang])
     for tool in ("estimate_memory", "rank_instances"):

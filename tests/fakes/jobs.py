@@ -17,3 +17,18 @@ BARE: dict[str, Any] = {"method": "full", "gradient_checkpointing": "none", "opt
 def bare_input(**settings: Any) -> EstimateInput:
     """An EstimateInput of `settings` over the bare setup."""
     return EstimateInput(**{**BARE, **settings})
+
+
+# Llama 3.1 8B's published config.json dimensions (meta-llama/Llama-3.1-8B), as a user uploads
+# them: 8,030,261,248 parameters; `_name_or_path` names the upload.
+LLAMA_8B_CONFIG: dict[str, Any] = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+    "_name_or_path": "my-llama",
+}

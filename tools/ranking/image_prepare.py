@@ -24,7 +24,7 @@ from tools.memory.images.jobs import diffusion_job
 from tools.ranking.images import ImageRankRequest, ImageSearch
 from tools.ranking.models import JobSummary
 from tools.ranking.plans import PlanName
-from tools.ranking.prepare import SORT_KEYS, PreparedJob
+from tools.ranking.prepare import PreparedJob, request_terms
 from tools.ranking.time.image_flops import image_training_flops
 from tools.ranking.time.image_step import ImageWork
 from tools.ranking.time.work import TrainingWork, training_work
@@ -80,7 +80,6 @@ def prepare_image_job(request: ImageRankRequest) -> PreparedJob:
         memory_margin=a.memory_margin,
         assumptions=[*lines, *general, *base.assumptions],
     )
-    cons = request.constraints
     return PreparedJob(
         request=request,
         search=search,
@@ -92,13 +91,8 @@ def prepare_image_job(request: ImageRankRequest) -> PreparedJob:
         work=work,
         total_params=total,
         checkpoints=per_plan,
-        failures_only=a.spot.model_copy(update={"preemption_rate_per_hour": 0.0}),
         summary=summary,
-        sort_key=SORT_KEYS[request.objective],
-        has_limits=any(
-            limit is not None
-            for limit in (cons.max_price_per_hour, cons.budget, cons.deadline_hours)
-        ),
+        **request_terms(request),
     )
 
 

@@ -6,6 +6,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from threading import Lock
+from typing import Any
 
 from tools.catalog.instances import Instance
 from tools.enums import Billing, Pricing
@@ -160,9 +161,26 @@ def shape_caches(request: RankRequest, estimate_fn: EstimateFn) -> tuple[ShapeCa
     return found
 
 
+def request_terms(request: RankRequest | ImageRankRequest) -> dict[str, Any]:
+    """The `PreparedJob` fields that follow from the request alone, for either kind of job: the
+    spot terms without preemptions (an on-demand run), the objective's sort key, and whether
+    any money or time limit applies."""
+    cons = request.constraints
+    return {
+        "failures_only": request.assumptions.spot.model_copy(
+            update={"preemption_rate_per_hour": 0.0}
+        ),
+        "sort_key": SORT_KEYS[request.objective],
+        "has_limits": any(
+            limit is not None
+            for limit in (cons.max_price_per_hour, cons.budget, cons.deadline_hours)
+        ),
+    }
+
+
 def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
     """Resolve the model, count tokens and FLOPs, size checkpoints; set up the plan search."""
-    job, cons, a = request.job, request.constraints, request.assumptions
+    job, a = request.job, request.assumptions
     margin = a.memory_margin
     # a pipeline fills with >= stages micro-batches, so 1F1B keeps `stages` in flight
     search = search_for(job, margin, estimate_fn)
@@ -209,13 +227,8 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
         work=work,
         total_params=total,
         checkpoints=per_plan,
-        failures_only=a.spot.model_copy(update={"preemption_rate_per_hour": 0.0}),
         summary=summary,
-        sort_key=SORT_KEYS[request.objective],
-        has_limits=any(
-            limit is not None
-            for limit in (cons.max_price_per_hour, cons.budget, cons.deadline_hours)
-        ),
+        **request_terms(request),
         shapes=shapes,
         shape_results=shape_results,
     )

@@ -11,19 +11,9 @@ from assistant.agent.events import ToolEnd
 from assistant.web.uploads import model_from_upload
 from tests.fakes.app import TinyKnowledge, make_settings
 from tests.fakes.catalogs import web_catalog
+from tests.fakes.jobs import LLAMA_8B_CONFIG
 from tools.memory import MemoryEstimate
 from tools.ranking import RankResult
-
-LLAMA_DIMENSIONS = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-    "max_position_embeddings": 131072,
-}
 
 
 def _chat_after_upload(tmp_path: Path, config: dict[str, object], message: str) -> list[ToolEnd]:
@@ -41,7 +31,7 @@ def _chat_after_upload(tmp_path: Path, config: dict[str, object], message: str) 
 
 
 def test_the_chats_tools_use_the_uploaded_dimensions(tmp_path: Path) -> None:
-    config = {**LLAMA_DIMENSIONS, "_name_or_path": "my-llama"}
+    config = LLAMA_8B_CONFIG
     ends = _chat_after_upload(tmp_path, config, "QLoRA, 100M tokens. Which GPU?")
     assert [(e.name, e.status, e.args["model"]) for e in ends] == [
         ("estimate_memory", "success", "my-llama"),
@@ -55,7 +45,8 @@ def test_the_chats_tools_use_the_uploaded_dimensions(tmp_path: Path) -> None:
 
 
 def test_a_config_without_a_name_is_your_config(tmp_path: Path) -> None:
-    ends = _chat_after_upload(tmp_path, LLAMA_DIMENSIONS, "LoRA please, spot is fine")
+    unnamed = {k: v for k, v in LLAMA_8B_CONFIG.items() if k != "_name_or_path"}
+    ends = _chat_after_upload(tmp_path, unnamed, "LoRA please, spot is fine")
     estimate = ends[0].artifact
     assert ends[0].args["model"] == "your config"
     assert isinstance(estimate, MemoryEstimate) and estimate.model_name == "your config"

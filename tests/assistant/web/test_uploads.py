@@ -14,19 +14,9 @@ from assistant.web.uploads import (
     read_upload,
     upload_problem,
 )
+from tests.fakes.jobs import LLAMA_8B_CONFIG
 from tools.errors import InvalidInputError
 
-LLAMA_8B = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-    "max_position_embeddings": 131072,
-    "_name_or_path": "my-llama",
-}
 NNB = "\u202f"
 
 
@@ -41,13 +31,13 @@ def _write(
 
 
 def test_a_llama_config_reads_as_its_architecture(tmp_path: Path) -> None:
-    arch = model_from_upload(_write(tmp_path, LLAMA_8B, "upload.json"))
+    arch = model_from_upload(_write(tmp_path, LLAMA_8B_CONFIG, "upload.json"))
     assert arch.total_params() == 8_030_261_248, "Llama 3.1 8B's exact count"
     assert (arch.id, arch.name, arch.source) == ("my-llama", "my-llama", "uploaded config.json")
 
 
 def test_the_name_falls_back_to_the_architecture_then_to_your_config(tmp_path: Path) -> None:
-    bare = {k: v for k, v in LLAMA_8B.items() if k != "_name_or_path"}
+    bare = {k: v for k, v in LLAMA_8B_CONFIG.items() if k != "_name_or_path"}
     named = model_from_upload(_write(tmp_path, {**bare, "architectures": ["LlamaForCausalLM"]}))
     assert named.name == "LlamaForCausalLM"
     assert model_from_upload(_write(tmp_path, bare), "fr").name == "votre config"
@@ -147,8 +137,8 @@ def test_nan_and_infinity_are_refused_naming_the_key(
     tmp_path: Path, setting: str, literal: str
 ) -> None:
     key = setting.split(".")[-1]
-    text = json.dumps({**LLAMA_8B, "rope_theta": 500000.0, "rope_scaling": {"factor": 8.0}})
-    written = {"rope_theta": "500000.0", "factor": "8.0"}.get(key, str(LLAMA_8B.get(key)))
+    text = json.dumps({**LLAMA_8B_CONFIG, "rope_theta": 500000.0, "rope_scaling": {"factor": 8.0}})
+    written = {"rope_theta": "500000.0", "factor": "8.0"}.get(key, str(LLAMA_8B_CONFIG.get(key)))
     path = _write(tmp_path, text.replace(f'"{key}": {written}', f'"{key}": {literal}', 1))
     assert literal in path.read_text()
     with pytest.raises(UploadError) as caught:
@@ -163,5 +153,5 @@ def test_nan_and_infinity_are_refused_naming_the_key(
 
 
 def test_finite_floats_and_large_integers_still_read(tmp_path: Path) -> None:
-    config = {**LLAMA_8B, "rope_theta": 500000.0, "rms_norm_eps": 1e-05}
+    config = {**LLAMA_8B_CONFIG, "rope_theta": 500000.0, "rms_norm_eps": 1e-05}
     assert model_from_upload(_write(tmp_path, config)).total_params() == 8_030_261_248

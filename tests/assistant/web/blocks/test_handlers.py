@@ -29,23 +29,13 @@ from assistant.web.state.feedback import read_feedback
 from assistant.web.state.session import WebSession
 from tests.fakes.app import TinyKnowledge, make_settings
 from tests.fakes.catalogs import web_catalog
+from tests.fakes.jobs import LLAMA_8B_CONFIG
 from tools.architectures.architecture import ModelArch
 from tools.catalog.instances import Catalog
 from tools.job import JobSpec
 
 SKIP = {"__type__": "update"}
 JOB_OUTPUTS = 2 + FORM_OUTPUTS + PANEL_OUTPUTS
-LLAMA = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-    "max_position_embeddings": 131072,
-    "_name_or_path": "my-llama",
-}
 
 
 @pytest.fixture
@@ -108,7 +98,7 @@ def test_a_bad_upload_warns_and_leaves_the_form_and_job_as_they_were(
 
 def test_a_good_upload_changes_only_the_model_and_says_so(ui: App, tmp_path: Path) -> None:
     web = WebSession(session=Session(state=JobSpec(method="lora", seq_len=1024)))
-    outputs = ui.upload(web, _file(tmp_path, LLAMA))
+    outputs = ui.upload(web, _file(tmp_path, LLAMA_8B_CONFIG))
     assert len(outputs) == JOB_OUTPUTS and outputs[0] is web
     state = web.session.state
     assert isinstance(state.model, ModelArch) and state.model.total_params() == 8_030_261_248
