@@ -37,6 +37,7 @@ except ModuleNotFoundError:  # run as a file on another checkout (--code): this 
     from shapes import missing_kinds  # type: ignore[import-not-found,no-redef]
 
 CONVERSATIONS = Path(__file__).with_name("conversations.yaml")
+FRESH = Path(__file__).with_name("fresh.yaml")  # the second held-out set (2026-12-02)
 SUPPORTED = ("en", "nl", "fr", "tr", "de", "es")
 TARGETS = {"intent": 0.95, "slots": 0.95, "shape": 0.95, "language": 1.0, "grounded": 1.0,
            "p50_ms": 100.0, "p95_ms": 300.0}  # fmt: skip
@@ -57,9 +58,9 @@ def conversations(path: Path = CONVERSATIONS) -> list[dict[str, Any]]:
     return data
 
 
-def messages() -> list[str]:
-    """Every message of the held-out set."""
-    return [turn["text"] for conv in conversations() for turn in conv["turns"]]
+def messages(path: Path = CONVERSATIONS) -> list[str]:
+    """Every message of a held-out set."""
+    return [turn["text"] for conv in conversations(path) for turn in conv["turns"]]
 
 
 def answer_language(text: str) -> tuple[str, list[str]]:
@@ -229,10 +230,10 @@ def _table(name: str, report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _against(checkout: Path, rounds: int) -> dict[str, Any]:
+def _against(checkout: Path, rounds: int, path: Path) -> dict[str, Any]:
     """The same run on another checkout's code (this file and the conversations stay ours)."""
     command = [sys.executable, str(Path(__file__).resolve()), "--json", "--code", str(checkout),
-               "--rounds", str(rounds)]  # fmt: skip
+               "--rounds", str(rounds), "--conversations", str(path.resolve())]  # fmt: skip
     done = subprocess.run(command, cwd=checkout, capture_output=True, text=True, check=True)
     report: dict[str, Any] = json.loads(done.stdout)
     return report
@@ -255,10 +256,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON only")
     parser.add_argument("--errors", action="store_true", help="list every miss")
     parser.add_argument("--against", type=Path, help="also run another checkout (e.g. main)")
+    parser.add_argument(
+        "--conversations",
+        type=Path,
+        default=CONVERSATIONS,
+        help=f"the set to run (default {CONVERSATIONS.name}; also {FRESH.name})",
+    )
     parser.add_argument("--code", type=Path, help=argparse.SUPPRESS)  # the checkout to import
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        report = run(_offline_assistant(Path(tmp)), conversations(), args.rounds)
+        report = run(_offline_assistant(Path(tmp)), conversations(args.conversations), args.rounds)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return 0
@@ -266,7 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.errors:
         print("\n".join(report["errors"]))
     if args.against is not None:
-        print(_table(f"against {args.against}", _against(args.against, args.rounds)))
+        print(
+            _table(
+                f"against {args.against}", _against(args.against, args.rounds, args.conversations)
+            )
+        )
     return 0
 
 

@@ -18,7 +18,15 @@ from assistant.answers.i18n import message
 from assistant.extract.routing import INTENTS
 from assistant.extract.routing.bank import examples
 from assistant.settings import Settings
-from benchmarks.chat_heldout.run import RATES, SUPPORTED, conversations, messages, run
+from benchmarks.chat_heldout.run import (
+    CONVERSATIONS,
+    FRESH,
+    RATES,
+    SUPPORTED,
+    conversations,
+    messages,
+    run,
+)
 from benchmarks.chat_heldout.shapes import KINDS, missing_kinds
 from benchmarks.chat_intents import rows
 from tests.fakes.app import TinyKnowledge
@@ -31,20 +39,34 @@ def _key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
-def test_no_heldout_message_is_in_the_bank_or_the_dev_corpus() -> None:
+SETS = pytest.mark.parametrize("path", [CONVERSATIONS, FRESH], ids=lambda p: p.stem)
+
+
+@SETS
+def test_no_heldout_message_is_in_the_bank_or_the_dev_corpus(path: Path) -> None:
     seen = {_key(text) for _, _, text in examples()} | {_key(r["text"]) for r in rows()}
-    shared = [text for text in messages() if _key(text) in seen]
+    shared = [text for text in messages(path) if _key(text) in seen]
     assert not shared, f"held-out messages also in the bank or the dev corpus: {shared}"
 
 
-def test_heldout_size_languages_and_labels() -> None:
-    convs = conversations()
+def test_the_two_heldout_sets_share_no_message() -> None:
+    first = {_key(text) for text in messages(CONVERSATIONS)}
+    assert not [text for text in messages(FRESH) if _key(text) in first]
+
+
+@pytest.mark.parametrize(
+    ("path", "least"),
+    [(CONVERSATIONS, (60, 150, 8, 2)), (FRESH, (30, 60, 4, 1))],
+    ids=["first", "fresh"],
+)
+def test_heldout_size_languages_and_labels(path: Path, least: tuple[int, int, int, int]) -> None:
+    convs = conversations(path)
     turns = [turn for conv in convs for turn in conv["turns"]]
-    assert len(convs) >= 60, len(convs)
-    assert len(turns) >= 150, len(turns)
+    assert len(convs) >= least[0], len(convs)
+    assert len(turns) >= least[1], len(turns)
     langs = Counter(conv["lang"] for conv in convs)
-    assert all(langs[lang] >= 8 for lang in SUPPORTED), langs
-    assert langs["it"] >= 2 and langs["pt"] >= 2, langs
+    assert all(langs[lang] >= least[2] for lang in SUPPORTED), langs
+    assert langs["it"] >= least[3] and langs["pt"] >= least[3], langs
     assert {turn["intent"] for turn in turns} == set(INTENTS)
     assert len({conv["id"] for conv in convs}) == len(convs), "conversation ids are unique"
     for turn in turns:
@@ -54,8 +76,9 @@ def test_heldout_size_languages_and_labels() -> None:
         assert spec.model_dump(mode="json", exclude_none=True) == turn["state"], turn["text"]
 
 
-def test_every_turn_expects_known_kinds_with_well_formed_details() -> None:
-    for conv in conversations():
+@SETS
+def test_every_turn_expects_known_kinds_with_well_formed_details(path: Path) -> None:
+    for conv in conversations(path):
         for turn in conv["turns"]:
             assert turn["expect"] and set(turn["expect"]) <= set(KINDS), turn
             if "hardware" in turn:
