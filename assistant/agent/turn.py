@@ -38,6 +38,7 @@ from assistant.extract import (
     QuestionKind,
     RejectedSlot,
     Routed,
+    read_scaling,
     read_slots,
     route_intent,
 )
@@ -105,10 +106,16 @@ def plan_turn(
     fold what it says into the job state and resolve the job it now describes (leniently: a
     value the tools reject is dropped with a notice and its default)."""
     update, rejected = read_slots(text, lang)
+    scaled = read_scaling(text, prior, update)
+    if scaled:  # "double the tokens": relative to the job so far
+        update = update.model_copy(update=scaled)
     routed = route_intent(text, lang, prior, update, previous)
     dropped = _NOT_FILTERS.get(routed.intent, ())
     if routed.intent == "guidance" and routed.cues.kind != "mixed":
-        dropped = TOPIC_FIELDS
+        # A question about a concept sets nothing in the job: its techniques are its topic and
+        # its amounts an example ("is spot safe for a 20 hour run?"). The model it names stays,
+        # as after an out-of-scope question, for the follow-up that asks about it.
+        dropped = TOPIC_FIELDS + tuple(f for f in update.given() if f != "model")
     kept = update.model_copy(update=dict.fromkeys(dropped))
     state = apply_update(prior, kept)
     base = {

@@ -4,9 +4,11 @@
 data size, money, deadline, spot, providers, regions, GPUs, ...) in English, Dutch, French,
 Turkish, German or Spanish as a `tools.job.JobUpdate`, which `tools.job.apply_update` folds
 into the conversation's `JobSpec` (`read_slots` also returns the values stated that the job
-cannot take, such as "-100M tokens"); `route_intent(text, lang, state, update)` routes the
-message to one of eight intents (`assistant.extract.routing`); `classify_intent(text, lang,
-state)` tells a job description from a guidance question (one of the router's cues).
+cannot take, such as "-100M tokens"); `read_scaling(text, prior, update)` reads amounts
+changed relative to the job so far ("double the tokens"); `route_intent(text, lang, state,
+update)` routes the message to one of eight intents (`assistant.extract.routing`);
+`classify_intent(text, lang, state)` tells a job description from a guidance question (one of
+the router's cues).
 Words live in per-language lexicons (assistant/extract/lexicon/<lang>.yaml); patterns are
 compiled once, on first use.
 """
@@ -14,6 +16,7 @@ compiled once, on first use.
 from __future__ import annotations
 
 from assistant.extract.intent import TOPIC_FIELDS, QuestionKind, classify_intent
+from assistant.extract.relative import read_scaling
 from assistant.extract.routing import INTENTS, Intent, Routed, route_intent
 from assistant.extract.slots import RejectedSlot, SlotReading, extract_slots, read_slots
 
@@ -27,6 +30,7 @@ __all__ = [
     "SlotReading",
     "classify_intent",
     "extract_slots",
+    "read_scaling",
     "read_slots",
     "route_intent",
 ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from assistant.extract.intent import QuestionKind, classify_intent
+from assistant.extract.intent import QuestionKind, classify_intent, names_only_topics
 from assistant.extract.names import find_gpus
 from assistant.extract.patterns import patterns
 from assistant.extract.text import compile_phrases, fold
@@ -36,6 +36,14 @@ _JOB_FIELDS = ("model", "method", "precision", "optimizer", "lora_rank", "micro_
                "providers", "regions", "gpus", "objective", "offload_optimizer")  # fmt: skip
 
 
+_HARDWARE_FIELDS = frozenset({"gpus", "num_gpus", "max_vram_gib"})
+
+
+def _sets_only(update: JobUpdate, fields: frozenset[str]) -> bool:
+    given = update.given()
+    return bool(given) and not update.clear and set(given) <= fields
+
+
 @dataclass(frozen=True)
 class Cues:
     """What the router knows about a message besides its embedding."""
@@ -57,6 +65,8 @@ class Cues:
     sets_job: bool  # the message sets a field of the job
     new_model: bool  # the message names a model other than the conversation's
     vram: bool  # the message states a memory size per GPU
+    hardware_only: bool  # what it sets is only GPUs, their count or memory: hardware to check
+    topics_only: bool  # what it sets could all be a question's topic (`names_only_topics`)
     kind: QuestionKind  # the question's kind by its wording (`classify_intent`)
     follows: bool = False  # opens like an elliptic follow-up: "and on an A100?", "¿y con una L4?"
     previous: str | None = None  # the intent of the conversation's previous message
@@ -145,6 +155,8 @@ def read_cues(
         or bool(update.clear),
         new_model=model is not None and model != state.model_label(),
         vram=update.max_vram_gib is not None,
+        hardware_only=_sets_only(update, _HARDWARE_FIELDS),
+        topics_only=names_only_topics(update),
         kind=classify_intent(text, lang, state, update),
         follows=bool(found["follow"].match(folded.lstrip(_OPENING))),
         previous=previous,

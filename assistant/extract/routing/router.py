@@ -134,8 +134,15 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("small_talk", TIPS, "a greeting or thanks alone"))
     if _about_nothing_covered(c):
         weights.append(("out_of_scope", NUDGES, "no greeting, nothing about training or GPUs"))
-    if c.has_job and c.sets_job and c.kind != "guidance":  # guidance: what it names is a topic
+    # guidance: what it names is a topic; a fit question's GPUs are the hardware to check
+    if c.has_job and c.sets_job and c.kind != "guidance" and not (c.fit_words and c.hardware_only):
         weights.append(("amend", TIPS, "changes the conversation's job"))
+        # A new job names its model; a change keeps the conversation's. Not a change: a
+        # question that also sets fields (asked about the job), a question whose settings are
+        # its topic ("does gradient checkpointing slow training down?"), GPUs named (hardware).
+        asks = c.kind == "mixed" or (c.question and c.topics_only)
+        if not (asks or c.new_model or c.gpu_families or c.vram):
+            weights.append(("amend", NUDGES, "keeps the conversation's model"))
     elif c.sets_job and not (c.question or c.fit_words or _compares(c)):
         weights.append(("job", TIPS, "describes a job"))
     repeated = next((i for i in _REPEATABLE if i == c.previous), None)

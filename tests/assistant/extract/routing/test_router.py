@@ -108,3 +108,28 @@ def test_a_question_about_a_technique_does_not_amend_the_job(lang: str, text: st
     routed = route_intent(text, lang, JOB, extract_slots(text, lang))
     assert routed.intent == "guidance", routed.reasons
     assert not any(r.startswith("amend +") for r in routed.reasons)
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "previous"),
+    [("es", "mejor que sea lo más barato posible", "compare"),
+     ("fr", "bon, et en qlora sur 30M de tokens alors ?", "out_of_scope"),
+     ("en", "go for the fastest one then", "job")],
+)  # fmt: skip
+def test_a_change_that_keeps_the_conversations_model_amends_it(
+    lang: str, text: str, previous: str
+) -> None:
+    routed = route_intent(text, lang, JOB, extract_slots(text, lang), previous)
+    assert routed.intent == "amend", routed.reasons
+    assert any("keeps the conversation's model" in r for r in routed.reasons)
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [("fr", "est-ce que ça tiendrait sur deux L4 ?"), ("fr", "ça rentrerait sur une 4090 ?"),
+     ("es", "¿cabría en una L40S?"), ("es", "¿bastaría una A10G?")],
+)  # fmt: skip
+def test_a_conditional_fit_question_with_hardware_is_a_fit_check(lang: str, text: str) -> None:
+    routed = route_intent(text, lang, JOB, extract_slots(text, lang), "job")
+    assert routed.intent == "fit_check", routed.reasons
+    assert not any("keeps the conversation's model" in r for r in routed.reasons)

@@ -1,0 +1,50 @@
+"""extract_slots on colloquial writing: slang currencies, a total stated after the amount,
+abbreviations ("ipv"), inflected Turkish, spot instances named as instances, Italian and
+Portuguese magnitudes, and the Dutch article "een" that folding makes look like "één"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from assistant.extract import extract_slots
+from tools.job import Money
+
+
+def usd(amount: float) -> Money:
+    return Money(amount=amount, currency="USD")
+
+
+def eur(amount: float) -> Money:
+    return Money(amount=amount, currency="EUR")
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "expected"),
+    [
+        ("en", "i've got 120 bucks for the whole thing", {"budget": usd(120.0)}),
+        ("en", "lora run, 500 dollars in total", {"method": "lora", "budget": usd(500.0)}),
+        ("nl", "qlora, 80 euro in totaal", {"method": "qlora", "budget": eur(80.0)}),
+        ("de", "QLoRA, 90 Euro insgesamt", {"method": "qlora", "budget": eur(90.0)}),
+        ("fr", "qlora, 60 euros au total", {"method": "qlora", "budget": eur(60.0)}),
+        ("es", "qlora, 70 dólares en total", {"method": "qlora", "budget": usd(70.0)}),
+        ("nl", "liever qlora ipv lora", {"method": "qlora"}),
+        ("nl", "full finetune i.p.v. lora", {"method": "full"}),
+        ("tr", "en ucuzunu seç", {"objective": "cost"}),
+        ("tr", "spot kullanabilirim", {"spot": "allowed"}),
+        ("es", "si usamos instancias spot", {"spot": "allowed"}),
+        ("it", "lora con 40 milioni di token", {"method": "lora", "tokens": 40e6}),
+        ("pt", "qlora com 2 bilhões de tokens", {"method": "qlora", "tokens": 2e9}),
+    ],
+)  # fmt: skip
+def test_colloquial_phrasing_sets_the_fields_it_states(
+    lang: str, text: str, expected: dict[str, Any]
+) -> None:
+    assert extract_slots(text, lang).given() == expected
+
+
+def test_the_dutch_article_is_no_gpu_count_but_a_single_gpu_is() -> None:
+    assert extract_slots("ik wil een gpu huren voor lora", "nl").num_gpus is None
+    assert extract_slots("ik wil een enkele gpu huren voor lora", "nl").num_gpus == 1
+    assert extract_slots("ik wil 1 gpu huren voor lora", "nl").num_gpus == 1
