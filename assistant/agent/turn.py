@@ -38,6 +38,7 @@ from assistant.extract import (
     QuestionKind,
     RejectedSlot,
     Routed,
+    names_own_model,
     read_scaling,
     read_slots,
     route_intent,
@@ -109,6 +110,8 @@ def plan_turn(
     scaled = read_scaling(text, prior, update)
     if scaled:  # "double the tokens": relative to the job so far
         update = update.model_copy(update=scaled)
+    if names_own_model(update, prior):  # "my 70B run" about Llama 3.1 70B: that model
+        update = update.model_copy(update={"model": None})
     routed = route_intent(text, lang, prior, update, previous)
     dropped = _NOT_FILTERS.get(routed.intent, ())
     if routed.intent == "guidance" and routed.cues.kind != "mixed":

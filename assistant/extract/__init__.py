@@ -16,7 +16,7 @@ compiled once, on first use.
 from __future__ import annotations
 
 from assistant.extract.intent import TOPIC_FIELDS, QuestionKind, classify_intent
-from assistant.extract.relative import read_scaling
+from assistant.extract.relative import names_own_model, read_scaling
 from assistant.extract.routing import INTENTS, Intent, Routed, route_intent
 from assistant.extract.slots import RejectedSlot, SlotReading, extract_slots, read_slots
 
@@ -30,6 +30,7 @@ __all__ = [
     "SlotReading",
     "classify_intent",
     "extract_slots",
+    "names_own_model",
     "read_scaling",
     "read_slots",
     "route_intent",

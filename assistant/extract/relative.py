@@ -1,4 +1,6 @@
-"""Amounts changed relative to the job in the conversation: "double the tokens", "halve the
+"""What a message says relative to the job in the conversation.
+
+Amounts changed relative to the job (`read_scaling`): "double the tokens", "halve the
 batch size", "la moitié des tokens", "verdubbel het aantal epochs", "token sayısını iki katına
 çıkar", "el doble de presupuesto".
 
@@ -11,6 +13,10 @@ left the field open and its default is a number (`tools.job.defaults`): "double 
 on a job at the default 2,048 tokens per sequence asks for 4,096. A value the message states
 outright wins over a relative one; "half precision", "double quantization" and "double-check"
 hold no factor.
+
+A bare size that is the conversation's own model's (`names_own_model`): "is spot safe for my
+70B QLoRA run?" in a conversation about Llama 3.1 70B asks about that model, not about a
+generic 70-billion-parameter one.
 """
 
 from __future__ import annotations
@@ -23,10 +29,17 @@ from pydantic import ValidationError
 
 from assistant.extract.lexicon import lexicon
 from assistant.extract.text import compile_marked, fold
+from tools.architectures import ModelArch, lookup_model
+from tools.architectures.param_guess import parse_param_count
+from tools.errors import AdvisorError
 from tools.job import JobSpec, JobUpdate, Money
 from tools.job.defaults import default_for
 
-__all__ = ["read_scaling"]
+__all__ = ["names_own_model", "read_scaling"]
+
+# A size within this share of the conversation's model's parameter count names that model
+# (registry sizes are rounded: Llama 3.1 70B has 70.55 B, Qwen2.5 7B 7.62 B).
+SAME_SIZE: Final = 0.10
 
 FACTORS: Final = {"double": 2.0, "triple": 3.0, "quadruple": 4.0, "half": 0.5}
 # The fields each noun names; data words name whichever of tokens and samples the job counts.
@@ -124,3 +137,22 @@ def _scaled(field: str, prior: JobSpec, factor: float) -> Any:
     except ValidationError:
         return None
     return value
+
+
+def names_own_model(update: JobUpdate, prior: JobSpec) -> bool:
+    """Whether the model `update` names is a bare size ("70B") that the conversation's own
+    model has, within `SAME_SIZE`."""
+    size = parse_param_count(update.model, strict=False) if isinstance(update.model, str) else None
+    if size is None or prior.model is None:
+        return False
+    if isinstance(prior.model, ModelArch):
+        own = prior.model
+    elif parse_param_count(prior.model, strict=False) is not None:
+        return False  # already a bare size: the new one replaces it
+    else:
+        try:
+            own = lookup_model(prior.model)
+        except AdvisorError:
+            return False
+    total = own.total_params()
+    return abs(size - total) <= SAME_SIZE * total

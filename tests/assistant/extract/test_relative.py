@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assistant.extract import extract_slots, read_scaling
+from assistant.extract import extract_slots, names_own_model, read_scaling
 from tools.job import JobSpec, Money
 
 PRIOR = JobSpec(
@@ -92,3 +92,15 @@ def test_results_are_valid_job_values() -> None:
     assert scaled("halve the batch size", "en", tiny) == {"micro_batch_size": 1}  # never 0
     huge = JobSpec(method="lora", tokens=80e6, seq_len=4_000_000)
     assert "seq_len" not in scaled("triple the context", "en", huge)  # over the 10M limit
+
+
+def test_a_bare_size_of_the_conversations_own_model_names_that_model() -> None:
+    llama_70b = JobSpec(model="meta-llama/Llama-3.1-70B", method="qlora")  # 70.55 B
+    qwen_7b = JobSpec(model="Qwen/Qwen2.5-7B", method="lora")  # 7.62 B
+    assert names_own_model(extract_slots("is spot safe for my 70B QLoRA run?", "en"), llama_70b)
+    assert names_own_model(extract_slots("mijn 7B model met lora", "nl"), qwen_7b)
+    # Another size, a named model, or a conversation that is itself about a bare size: no.
+    assert not names_own_model(extract_slots("and an 8B model instead?", "en"), llama_70b)
+    assert not names_own_model(extract_slots("and Llama 3.1 8B?", "en"), llama_70b)
+    assert not names_own_model(extract_slots("a 13B model", "en"), JobSpec(model="7B"))
+    assert not names_own_model(extract_slots("a 70B model", "en"), JobSpec(method="lora"))
