@@ -8,6 +8,8 @@
   a message using the conversation's own words that the detector is not sure is another; a
   very short first message the detector is not sure of is read by its everyday words
   (greetings, thanks, function words: `everyday` in the lexicon files); else English.
+- `writer_language(message, before)`: the language the person writes in, even one the project
+  does not answer in, which `choose_language` takes as `writes`.
 - `language_from_header(accept_language)`: the page's language from the browser's
   Accept-Language header.
 - `resolve_lang(code)`: 'de', 'DE', 'de-DE' or 'de_DE' -> 'de'; anything else names what is valid.
@@ -24,7 +26,7 @@ from knowledge.langid import detect_language
 from tools.errors import InvalidInputError
 from tools.languages import DEFAULT_LANGUAGE, LANGUAGES, Language
 
-__all__ = ["choose_language", "language_from_header", "resolve_lang"]
+__all__ = ["choose_language", "language_from_header", "resolve_lang", "writer_language"]
 
 # A message switches the conversation's language only with enough words and a sure detection.
 MIN_WORDS_TO_SWITCH = 3
@@ -48,11 +50,16 @@ def resolve_lang(lang: str) -> Language:
     raise InvalidInputError("lang", lang, "one of " + ", ".join(LANGUAGES))
 
 
-def choose_language(message: str, override: str | None, previous: str | None) -> Language:
+def choose_language(
+    message: str, override: str | None, previous: str | None, writes: str | None = None
+) -> Language:
     """The answer language: the override; else the language of the message's own words when
     they say it clearly (see the module docstring); else the previous language; else English.
     A conversation's language yields only to two of another language's own words, or to a sure
-    detection of three words or more."""
+    detection of three words or more. `writes` is the language the person has been writing in
+    (`writer_language`): one the project does not answer in (Italian, Portuguese) is answered
+    in the conversation's language until a detection is sure of another ("e la A100 invece?"
+    reads Spanish to the detector)."""
     if override:
         return resolve_lang(override)
     fallback = resolve_lang(previous) if previous else DEFAULT_LANGUAGE
@@ -63,6 +70,9 @@ def choose_language(message: str, override: str | None, previous: str | None) ->
     if voted == JARGON_LANGUAGE and previous and previous != JARGON_LANGUAGE:
         voted = None  # "seq len", "ctx", "bs": English words are every language's jargon
     found = detect_language(" ".join(words))
+    unanswered = writes is not None and writes not in LANGUAGES
+    if unanswered and found.score < SURE_DETECTION and not (voted and hits >= VOTES_TO_SWITCH):
+        return fallback
     detected = found.code if found.supported and found.code in LANGUAGES else None
     outvoted = voted is not None and detected != voted and found.score < SURE_DETECTION
     if (
@@ -81,6 +91,18 @@ def choose_language(message: str, override: str | None, previous: str | None) ->
     if detected is None:
         return fallback
     return resolve_lang(detected) if sure or (previous is None and voted == detected) else fallback
+
+
+def writer_language(message: str, before: str | None) -> str | None:
+    """The language the person writes in after `message`, supported or not ("it", "pt"): the
+    message's, when the detector reads three own words or more and is sure of it (or, with
+    nothing known `before`, fairly sure); else what was known before."""
+    words = _own_words(message)
+    if len(words) < MIN_WORDS_TO_SWITCH:
+        return before
+    found = detect_language(" ".join(words))
+    needed = SURE_DETECTION if before is not None else MIN_SCORE_TO_SWITCH
+    return found.code if found.score >= needed else before
 
 
 def _own_words(message: str) -> list[str]:

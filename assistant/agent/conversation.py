@@ -47,7 +47,7 @@ from assistant.agent.tool_results import KnowledgeResult
 from assistant.agent.toolbox import KnowledgeSearch, ToolResources, build_tools
 from assistant.agent.turn import TurnContext, plan_turn
 from assistant.answers import compose
-from assistant.languages import choose_language
+from assistant.languages import choose_language, writer_language
 from assistant.settings import Settings
 from tools.catalog.instances import Catalog
 from tools.catalog.store import load_catalog
@@ -79,6 +79,10 @@ class Session(BaseModel):
     version: int = SESSION_VERSION
     id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     language: str | None = Field(default=None, description="language of the last answer")
+    writes: str | None = Field(
+        default=None,
+        description="language the person writes in, as detected, also one not answered in",
+    )
     state: JobSpec = Field(default_factory=JobSpec)
     history: list[HistoryItem] = Field(default_factory=list)
     last_intent: str | None = Field(
@@ -194,7 +198,9 @@ class Assistant:
     # -- the turn ---------------------------------------------------------------------------
 
     def _run(self, message: str, session: Session, override: str | None) -> Iterator[Event]:
-        lang = choose_language(message[:MAX_MESSAGE_CHARS], override, session.language)
+        lang = choose_language(
+            message[:MAX_MESSAGE_CHARS], override, session.language, session.writes
+        )
         if len(message) > MAX_MESSAGE_CHARS:
             answer = compose.compose_too_long(lang, MAX_MESSAGE_CHARS)
             yield from _answer_events(_plain_result(lang, answer.text, session.state, "offline"))
@@ -370,5 +376,6 @@ def _remember(session: Session, message: str, result: TurnResult, state: JobSpec
     )
     session.state = state
     session.language = result.language
+    session.writes = writer_language(message[:MAX_MESSAGE_CHARS], session.writes)
     if result.intent != "amend":  # an amendment changes the job, the question stays open
         session.last_intent = result.intent

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.languages import choose_language, language_from_header, resolve_lang
+from assistant.languages import (
+    choose_language,
+    language_from_header,
+    resolve_lang,
+    writer_language,
+)
 from tools.errors import InvalidInputError
 
 
@@ -97,3 +102,17 @@ def test_unsupported_language_override_is_an_error() -> None:
 def test_unknown_language_says_what_is_valid() -> None:
     with pytest.raises(InvalidInputError, match=r"lang: got 'pt'; valid: one of en, nl, fr"):
         resolve_lang("pt")
+
+
+def test_a_person_writing_a_language_not_answered_in_keeps_the_answers_language() -> None:
+    writes = writer_language("vorrei fare qlora su qwen2.5 14b con la mia scheda", None)
+    assert writes == "it"
+    # A short Italian follow-up reads Spanish to the detector, unsure: the answer stays English.
+    assert choose_language("e la A100 invece?", None, "en", None) == "es"
+    assert choose_language("e la A100 invece?", None, "en", writes) == "en"
+    assert writer_language("e la A100 invece?", writes) == "it"  # not sure enough to change
+    # A sure switch to one of the six still switches.
+    sure = "Ich möchte Llama 3.1 8B mit LoRA feinabstimmen, wie viel kostet das ungefähr?"
+    assert choose_language(sure, None, "en", writes) == "de"
+    assert writer_language(sure, writes) == "de"
+    assert writer_language("ok", None) is None  # too short to tell
