@@ -9,23 +9,25 @@ estimator rejects is an error when strict, else dropped with a notice and its de
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
-from tools.advice.images import image_job, image_workload
-from tools.advice.resolved import (
+from tools.advice.assumed import (
     Assumed,
     JobNotice,
-    ResolvedJob,
-    constraints_for,
     invalid_notice,
     resolution,
     spec_field,
     value_of,
     value_or_default,
 )
-from tools.architectures.multimodal import MultimodalModel
+from tools.advice.images import image_job, image_workload
+from tools.advice.resolved import ResolvedJob, constraints_for
 from tools.errors import InvalidInputError
 from tools.job import JobSpec
 from tools.ranking.images import ImageRankRequest
+
+if TYPE_CHECKING:
+    from tools.architectures.multimodal import MultimodalModel
 
 __all__ = ["resolve_image"]
 

@@ -1,41 +1,28 @@
 """Jobs on image models (diffusion pipelines, vision-language models) for `tools.advice`.
 
-`image_model(spec)` is the built-in diffusion pipeline or VLM a job names (or a diffusers folder
-with model_index.json), else None; `image_job` resolves such a job's open fields through the
-job defaults (recording each one used) into the `ImageJob` the image estimator and the ranking
-read; `estimate_image_spec` estimates it with the plan the spec gives; `image_workload` sizes
-its run (steps x batch or images x epochs for diffusion; samples for VLMs, as for language
-models); `check_language_job` refuses image fields on a language model's job (or drops them
-when not strict).
+`image_job` resolves such a job's open fields through the job defaults (recording each one used)
+into the `ImageJob` the image estimator and the ranking read; `estimate_image_spec` estimates it
+with the plan the spec gives; `image_workload` sizes its run (steps x batch or images x epochs
+for diffusion; samples for VLMs, as for language models). Which image model a job names is
+`tools.advice.estimate.image_model`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.architectures.diffusion import DiffusionModel
-from tools.architectures.multimodal import (
-    MultimodalModel,
-    find_multimodal,
-    read_model_index,
-    vlm_from_config_file,
-)
-from tools.errors import InvalidInputError
 from tools.job import JobSpec
 from tools.job.spec import FIELD_GROUPS, IMAGE_FIELDS
 from tools.memory.images.jobs import DIFFUSION_FIELDS, VLM_FIELDS, estimate_image_job
 from tools.memory.images.stacks import check_stack
 from tools.ranking.images import ImageJob
 
-__all__ = [
-    "check_language_job",
-    "estimate_image_spec",
-    "image_job",
-    "image_model",
-    "image_workload",
-]
+if TYPE_CHECKING:
+    from tools.architectures.multimodal import MultimodalModel
+
+__all__ = ["estimate_image_spec", "image_job", "image_workload"]
 
 ValueOf = Callable[[str, Any], Any]
 _LANGUAGE_SHOWN = (
@@ -45,32 +32,6 @@ _LANGUAGE_SHOWN = (
 _LORA_FIELDS = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
 # Diffusion fields an image trainer's profile fills when the job leaves them open.
 _STACK_FILLED = ("lora_rank", "train_text_encoder", "cache_latents", "cache_text_embeddings")
-
-
-def image_model(spec: JobSpec) -> MultimodalModel | None:
-    """The image model the job names, if it names one."""
-    if not isinstance(spec.model, str):
-        return None
-    path = Path(spec.model).expanduser()
-    if (path / "model_index.json").is_file():
-        return read_model_index(path)
-    config = path / "config.json" if path.is_dir() else path
-    if config.is_file() and config.suffix == ".json":
-        return vlm_from_config_file(config)
-    return find_multimodal(spec.model)
-
-
-def check_language_job(spec: JobSpec, strict: bool) -> JobSpec:
-    """`spec` for a language model: image fields refused (strict) or cleared; an image
-    trainer as its stack refused."""
-    check_stack(spec.stack, "language")
-    given = [name for name in (*IMAGE_FIELDS, "images", "steps") if getattr(spec, name) is not None]
-    if given and strict:
-        name = given[0]
-        raise InvalidInputError(
-            name, getattr(spec, name), "only for diffusion or vision-language models"
-        )
-    return spec.model_copy(update=dict.fromkeys(given)) if given else spec
 
 
 def image_job(
