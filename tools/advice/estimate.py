@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.advice.assumed import (
     Assumed,
@@ -30,12 +30,7 @@ from tools.advice.assumed import (
     value_or_default,
 )
 from tools.architectures.architecture import ModelArch
-from tools.architectures.multimodal import (
-    MultimodalModel,
-    find_multimodal,
-    read_model_index,
-    vlm_from_config_file,
-)
+from tools.architectures.multimodal import find_multimodal, read_model_index, vlm_from_config_file
 from tools.architectures.registry import resolve_model
 from tools.errors import InvalidInputError
 from tools.job import FIELD_GROUPS, JobSpec
@@ -43,6 +38,9 @@ from tools.job.spec import IMAGE_FIELDS
 from tools.memory import LORA_METHODS, EstimateInput, MemoryEstimate, estimate
 from tools.memory.images.stacks import check_stack
 from tools.units import GIB
+
+if TYPE_CHECKING:
+    from tools.architectures.multimodal import MultimodalModel
 
 __all__ = [
     "check_language_job",
