@@ -334,12 +334,14 @@ def test_estimate_path_imports_nothing_heavy(source: tuple[str, str], tmp_path: 
     assert _within(modules, NOT_ON_THE_ESTIMATE_PATH) == [], "loaded by estimate"
 
 
-def test_an_image_model_estimate_loads_the_image_estimator() -> None:
-    """The probe sees what a command loads: an image model's estimate does load its classes and
-    the image estimator, imported for that job only."""
-    total, modules = loaded_by_estimate("--model", "sdxl")
+@pytest.mark.parametrize("model", ["sdxl", "llava-1.5-7b"])
+def test_an_image_model_estimate_loads_the_image_estimator_only(model: str) -> None:
+    """The probe sees what a command loads: an image model's estimate loads its classes and the
+    image estimator, imported for that job only, and still no ranking or catalog."""
+    total, modules = loaded_by_estimate("--model", model, "--method", "lora")
     assert total > 2**30
     assert {"tools.architectures.diffusion", "tools.memory.images.jobs"} <= modules
+    assert _within(modules, ("tools.ranking", "tools.catalog", "tools.advice.request")) == []
 
 
 def test_estimate_command_never_loads_the_settings(tmp_path: Path) -> None:
