@@ -1,7 +1,8 @@
 """From a described job to the estimator's and the ranking's inputs, saying what was assumed.
 
-`resolve_job(spec)` is the one place a `JobSpec` becomes an `EstimateInput` and a `RankRequest`:
-each open field takes its default from `tools.job.defaults` (listed in `ResolvedJob.assumed`
+`resolve_job(spec)` is the one place a `JobSpec` becomes a `RankRequest`, on the `EstimateInput`
+that `estimate_job` estimates (both from `estimate.language_input` for a language model): each
+open field takes its default from `tools.job.defaults` (listed in `ResolvedJob.assumed`
 with the reason), money becomes a limit in USD (another currency converted at the dated ECB
 reference rate, `tools.job.money.to_usd`, with a notice stating the rate and its date; a currency
 without a rate is not applied, with a notice), and what cannot be applied as asked is a notice
