@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from knowledge.retrieval import Passage
-from tools.advice import ResolvedJob
+from tools.advice import ResolvedEstimate, ResolvedJob
 from tools.architectures.architecture import ModelArch, ParamBreakdown
 from tools.catalog.instances import Instance
 from tools.errors import AdvisorError, InvalidInputError, UnknownNameError
@@ -87,7 +87,7 @@ def _jsonable(value: object) -> object:
     return value if isinstance(value, str | int | float | bool | type(None)) else str(value)
 
 
-def _resolution(resolved: ResolvedJob, purpose: str) -> dict[str, Any]:
+def _resolution(resolved: ResolvedEstimate, purpose: str) -> dict[str, Any]:
     """The defaults a tool assumed and what it did not apply, for the model to state."""
     shown = resolved.shown_assumptions("estimate" if purpose == "estimate" else "rank")
     return {
@@ -96,7 +96,7 @@ def _resolution(resolved: ResolvedJob, purpose: str) -> dict[str, Any]:
     }
 
 
-def estimate_content(est: MemoryEstimate, resolved: ResolvedJob) -> dict[str, Any]:
+def estimate_content(est: MemoryEstimate, resolved: ResolvedEstimate) -> dict[str, Any]:
     """estimate_memory's JSON: parameters, per-GPU parts in GiB and bytes, the assumptions."""
     parts = est.per_gpu.model_dump()
     return {

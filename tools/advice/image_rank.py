@@ -1,7 +1,7 @@
 """Resolving an image-model job (diffusion pipeline or VLM) into its ranking request.
 
 `resolve_image` is `tools.advice.resolve_job` for a job that names an image model: the image
-job with every default it used (`tools.advice.images.image_job`), the run's size
+job with every default it used (`tools.advice.images.image_fields`), the run's size
 (`image_workload`), the limits and objective as for language jobs; a value the image
 estimator rejects is an error when strict, else dropped with a notice and its default used.
 """
@@ -9,23 +9,25 @@ estimator rejects is an error when strict, else dropped with a notice and its de
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
-from tools.advice.images import image_job, image_workload
-from tools.advice.resolved import (
+from tools.advice.assumed import (
     Assumed,
     JobNotice,
-    ResolvedJob,
-    constraints_for,
     invalid_notice,
     resolution,
     spec_field,
     value_of,
     value_or_default,
 )
-from tools.architectures.multimodal import MultimodalModel
+from tools.advice.images import image_fields, image_workload
+from tools.advice.resolved import ResolvedJob, constraints_for
 from tools.errors import InvalidInputError
 from tools.job import JobSpec
-from tools.ranking.images import ImageRankRequest
+from tools.ranking.images import ImageJob, ImageRankRequest
+
+if TYPE_CHECKING:
+    from tools.architectures.multimodal import MultimodalModel
 
 __all__ = ["resolve_image"]
 
@@ -44,7 +46,8 @@ def resolve_image(
         assumed: list[Assumed] = []
         values = partial(value_of, spec_used, assumed)
         try:
-            job = image_job(spec_used, image, values, resolution(spec_used, image, assumed))
+            fields = image_fields(spec_used, image, values, resolution(spec_used, image, assumed))
+            job = ImageJob(model=image, values=fields[0], language=fields[1])
             job.estimate("single", 1)  # the image estimator's own checks
             break
         except InvalidInputError as exc:

@@ -1,41 +1,30 @@
 """Jobs on image models (diffusion pipelines, vision-language models) for `tools.advice`.
 
-`image_model(spec)` is the built-in diffusion pipeline or VLM a job names (or a diffusers folder
-with model_index.json), else None; `image_job` resolves such a job's open fields through the
-job defaults (recording each one used) into the `ImageJob` the image estimator and the ranking
-read; `estimate_image_spec` estimates it with the plan the spec gives; `image_workload` sizes
-its run (steps x batch or images x epochs for diffusion; samples for VLMs, as for language
-models); `check_language_job` refuses image fields on a language model's job (or drops them
-when not strict).
+`image_fields` resolves such a job's open fields through the job defaults (recording each one
+used) into the values the image estimator reads, which the ranking holds as an `ImageJob`
+(`tools.advice.image_rank`); `estimate_image_spec` estimates them with the plan the spec gives;
+`image_workload` sizes the run (steps x batch or images x epochs for diffusion; samples for
+VLMs, as for language models). Which image model a job names is
+`tools.advice.estimate.image_model`. Nothing here needs the ranking, so an image model's
+estimate does not load it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.architectures.diffusion import DiffusionModel
-from tools.architectures.multimodal import (
-    MultimodalModel,
-    find_multimodal,
-    read_model_index,
-    vlm_from_config_file,
-)
-from tools.errors import InvalidInputError
 from tools.job import JobSpec
 from tools.job.spec import FIELD_GROUPS, IMAGE_FIELDS
 from tools.memory.images.jobs import DIFFUSION_FIELDS, VLM_FIELDS, estimate_image_job
 from tools.memory.images.stacks import check_stack
-from tools.ranking.images import ImageJob
 
-__all__ = [
-    "check_language_job",
-    "estimate_image_spec",
-    "image_job",
-    "image_model",
-    "image_workload",
-]
+if TYPE_CHECKING:
+    from tools.architectures.multimodal import MultimodalModel
+    from tools.ranking.images import ImageJob
+
+__all__ = ["estimate_image_spec", "image_fields", "image_workload"]
 
 ValueOf = Callable[[str, Any], Any]
 _LANGUAGE_SHOWN = (
@@ -47,37 +36,12 @@ _LORA_FIELDS = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
 _STACK_FILLED = ("lora_rank", "train_text_encoder", "cache_latents", "cache_text_embeddings")
 
 
-def image_model(spec: JobSpec) -> MultimodalModel | None:
-    """The image model the job names, if it names one."""
-    if not isinstance(spec.model, str):
-        return None
-    path = Path(spec.model).expanduser()
-    if (path / "model_index.json").is_file():
-        return read_model_index(path)
-    config = path / "config.json" if path.is_dir() else path
-    if config.is_file() and config.suffix == ".json":
-        return vlm_from_config_file(config)
-    return find_multimodal(spec.model)
-
-
-def check_language_job(spec: JobSpec, strict: bool) -> JobSpec:
-    """`spec` for a language model: image fields refused (strict) or cleared; an image
-    trainer as its stack refused."""
-    check_stack(spec.stack, "language")
-    given = [name for name in (*IMAGE_FIELDS, "images", "steps") if getattr(spec, name) is not None]
-    if given and strict:
-        name = given[0]
-        raise InvalidInputError(
-            name, getattr(spec, name), "only for diffusion or vision-language models"
-        )
-    return spec.model_copy(update=dict.fromkeys(given)) if given else spec
-
-
-def image_job(
+def image_fields(
     spec: JobSpec, model: MultimodalModel, value_of: ValueOf, side: int, plan: bool = False
-) -> ImageJob:
-    """The job on `model` at `side` px, every default used recorded by `value_of`; `plan`
-    keeps the spec's plan (GPUs, ZeRO) for an estimate, else the ranking chooses it."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the image estimator's fields, a VLM's language-model estimator fields) of the job on
+    `model` at `side` px, every default used recorded by `value_of`: what an `ImageJob` holds.
+    `plan` keeps the spec's plan (GPUs, ZeRO) for an estimate, else the ranking chooses it."""
     method = value_of("method", None)
     if isinstance(model, DiffusionModel):
         check_stack(spec.stack, "diffusion")
@@ -88,7 +52,7 @@ def image_job(
             values["num_gpus"] = value_of("num_gpus", method)
         else:
             values["gradient_accumulation_steps"] = value_of("gradient_accumulation_steps", method)
-        return ImageJob(model=model, values=values)
+        return values, {}
     check_stack(spec.stack, "language")
     values = {n: value_of(n, method) for n in VLM_FIELDS if n != "resolution"}
     language: dict[str, Any] = {"method": method}
@@ -102,7 +66,7 @@ def image_job(
             continue
         if getattr(spec, name) is not None:
             language[name] = getattr(spec, name)
-    return ImageJob(model=model, values={**values, "resolution": side}, language=language)
+    return {**values, "resolution": side}, language
 
 
 def _diffusion_value(spec: JobSpec, name: str, value_of: ValueOf, method: str | None) -> Any:
@@ -116,8 +80,8 @@ def _diffusion_value(spec: JobSpec, name: str, value_of: ValueOf, method: str | 
 def estimate_image_spec(spec: JobSpec, model: MultimodalModel, value_of: ValueOf, side: int) -> Any:
     """The MemoryEstimate of `spec` on `model` at `side` px, on the plan the spec gives; every
     default used is recorded by `value_of`."""
-    job = image_job(spec, model, value_of, side, plan=True)
-    return estimate_image_job(job.model, job.values, job.language)
+    values, language = image_fields(spec, model, value_of, side, plan=True)
+    return estimate_image_job(model, values, language)
 
 
 def image_workload(spec: JobSpec, job: ImageJob, value_of: ValueOf) -> tuple[float, float, str]:

@@ -3,7 +3,9 @@
 `find_multimodal(name)` returns the entry a name, Hugging Face id or alias means (case and
 separators ignored, as for language models), or None when the name is not one of them, so the
 language-model registry can answer for it. `read_model_index` reads a diffusers folder
-(model_index.json + component configs) or a VLM config.json into an entry.
+(model_index.json + component configs) or a VLM config.json into an entry. The image-model
+classes (`diffusion`, `vision`) are imported once an image model is built, not to look a name up
+or to see that a config.json is a language model's.
 """
 
 from __future__ import annotations
@@ -12,12 +14,16 @@ import json
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.architectures.architecture import ModelArch
-from tools.architectures.diffusion import DiffusionModel
-from tools.architectures.vision import VisionLanguageModel
 from tools.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from tools.architectures.diffusion import DiffusionModel
+    from tools.architectures.vision import VisionLanguageModel
+
+    MultimodalModel = DiffusionModel | VisionLanguageModel
 
 __all__ = [
     "MultimodalModel",
@@ -28,7 +34,17 @@ __all__ = [
     "vlm_from_config",
 ]
 
-MultimodalModel = DiffusionModel | VisionLanguageModel
+
+def __getattr__(name: str) -> Any:
+    """`MultimodalModel`, the union of the two image-model classes, built when first asked for:
+    the classes are imported only once an image model is read, so a language model's job (a
+    registry name, a config.json) never loads them."""
+    if name != "MultimodalModel":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from tools.architectures.diffusion import DiffusionModel
+    from tools.architectures.vision import VisionLanguageModel
+
+    return DiffusionModel | VisionLanguageModel
 
 
 def _key(name: str) -> str:
@@ -38,43 +54,62 @@ def _key(name: str) -> str:
 
 
 @cache
-def _entries() -> tuple[tuple[MultimodalModel, tuple[str, ...]], ...]:
+def _raw() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """(kind, fields) of every entry of multimodal.yaml, in file order, aliases included."""
     import yaml  # deferred: only once the registry is first used
 
     text = resources.files("tools").joinpath("data/multimodal.yaml").read_text(encoding="utf-8")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     data: dict[str, Any] = yaml.load(text, Loader=loader)
-    entries: list[tuple[MultimodalModel, tuple[str, ...]]] = []
-    for kind, cls in (("diffusion", DiffusionModel), ("vlm", VisionLanguageModel)):
-        for raw in data[kind]:
-            fields = dict(raw)
-            aliases = tuple(fields.pop("aliases", ()))
-            entries.append((cls.model_validate(fields), aliases))
+    return tuple((kind, dict(raw)) for kind in ("diffusion", "vlm") for raw in data[kind])
+
+
+@cache
+def _entries() -> tuple[MultimodalModel, ...]:
+    """Every entry as its model, in the order of `_raw`."""
+    from tools.architectures.diffusion import DiffusionModel
+    from tools.architectures.vision import VisionLanguageModel
+
+    entries: list[MultimodalModel] = []
+    for kind, raw in _raw():
+        fields = {k: v for k, v in raw.items() if k != "aliases"}
+        cls = DiffusionModel if kind == "diffusion" else VisionLanguageModel
+        entries.append(cls.model_validate(fields))
     return tuple(entries)
 
 
 @cache
-def _index() -> dict[str, MultimodalModel]:
-    index: dict[str, MultimodalModel] = {}
-    for model, aliases in _entries():
-        for name in (model.id, model.name, *aliases):
-            other = index.setdefault(_key(name), model)
-            if other.id != model.id:
-                raise ValueError(f"multimodal.yaml: {name!r} matches {other.id} and {model.id}")
+def _index() -> dict[str, int]:
+    """Matching key of every id, name and alias -> the entry's position. Built from the file's
+    text, so looking up a language model's name validates no image model."""
+    index: dict[str, int] = {}
+    raws = _raw()
+    for pos, (_, raw) in enumerate(raws):
+        for name in (raw["id"], raw["name"], *raw.get("aliases", ())):
+            other = index.setdefault(_key(name), pos)
+            if raws[other][1]["id"] != raw["id"]:
+                raise ValueError(
+                    f"multimodal.yaml: {name!r} matches {raws[other][1]['id']} and {raw['id']}"
+                )
     return index
 
 
 def find_multimodal(name: str) -> MultimodalModel | None:
     """The built-in diffusion pipeline or VLM called `name`, or None."""
-    return _index().get(_key(name))
+    pos = _index().get(_key(name))
+    return None if pos is None else _entries()[pos]
 
 
 def list_diffusion() -> list[DiffusionModel]:
-    return [m for m, _ in _entries() if isinstance(m, DiffusionModel)]
+    from tools.architectures.diffusion import DiffusionModel
+
+    return [m for m in _entries() if isinstance(m, DiffusionModel)]
 
 
 def list_vlms() -> list[VisionLanguageModel]:
-    return [m for m, _ in _entries() if isinstance(m, VisionLanguageModel)]
+    from tools.architectures.vision import VisionLanguageModel
+
+    return [m for m in _entries() if isinstance(m, VisionLanguageModel)]
 
 
 _SUPPORTED = (

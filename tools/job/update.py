@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from tools.job.spec import JOB_FIELDS, FieldName, JobSpec
 
@@ -25,6 +25,9 @@ EXCLUSIVE: Final[dict[str, tuple[str, ...]]] = {
 class JobUpdate(JobSpec):
     """What one message or form edit says about the job: the fields it sets, and the fields it
     resets to open."""
+
+    # its schema is built on first use: the estimate and ranking paths never amend a job
+    model_config = ConfigDict(defer_build=True)
 
     clear: list[FieldName] = Field(
         default_factory=list, description="fields the message resets to open"

@@ -279,17 +279,69 @@ def test_model_source_is_required_and_exclusive(capsys: pytest.CaptureFixture[st
     assert "--model" in capsys.readouterr().err, "usage names the model options"
 
 
-def test_estimate_path_imports_nothing_heavy() -> None:
-    """The estimate command must start fast: no torch, transformers, LangChain, Gradio or
-    Chroma behind `assistant.cli.estimate` and `tools.memory.estimator`."""
-    code = (
-        "import sys, assistant.cli.estimate, tools.memory.estimator, tools.architectures.registry;"
-        "heavy = {'torch', 'transformers', 'langchain', 'langchain_core', 'gradio', 'chromadb',"
-        " 'numpy', 'sentence_transformers'};"
-        "print(sorted(heavy & set(sys.modules)))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]", f"heavy modules imported: {out.stdout}"
+ROOT = Path(__file__).resolve().parents[3]
+# What `gpu-advisor estimate` must not load for a language model: the ranking, the catalog, the
+# image models and their estimator, the ranking side of `tools.advice`, the configuration, the
+# chat's, the app's and the knowledge base's stacks. It needs the job model, the architectures
+# and the estimator only.
+NOT_ON_THE_ESTIMATE_PATH = (
+    "tools.ranking", "tools.catalog", "tools.advice.resolved", "tools.advice.request",
+    "tools.advice.images", "tools.advice.image_rank", "tools.architectures.diffusion",
+    "tools.architectures.vision", "tools.memory.images.jobs", "assistant.settings",
+    "pydantic_settings", "knowledge", "torch", "transformers", "langchain", "langchain_core",
+    "gradio", "chromadb", "numpy", "sentence_transformers", "rapidfuzz",
+)  # fmt: skip
+# Runs the command in a fresh interpreter; prints its exit code, its total and every module
+# it loaded.
+_PROBE = """
+import contextlib, io, json, sys
+from assistant.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(["estimate", *sys.argv[1:], "--json"])
+total = json.loads(out.getvalue())["per_gpu"]["total"]
+print(json.dumps({"code": code, "total": total, "modules": sorted(sys.modules)}))
+"""
+
+
+def loaded_by_estimate(*argv: str) -> tuple[int, set[str]]:
+    """(the per-GPU total, the modules loaded) of `gpu-advisor estimate ARGV --json` run alone
+    in a new interpreter on this checkout."""
+    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True,
+                          text=True, cwd=ROOT, check=True)  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["code"] == 0, done.stderr
+    return report["total"], set(report["modules"])
+
+
+def _within(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules for p in prefixes if m == p or m.startswith(p + "."))
+
+
+@pytest.mark.parametrize(
+    "source", [("--model", "llama 3.1 8b"), ("--config", "CONFIG"), ("--params", "7e9")]
+)
+def test_estimate_path_imports_nothing_heavy(source: tuple[str, str], tmp_path: Path) -> None:
+    """The estimate command starts fast: for a registry name, a config.json or a count it loads
+    no ranking, catalog, image model, settings, torch, LangChain, Gradio or Chroma (import time
+    is most of its run; `python -X importtime` shows each module's share)."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(LLAMA_CONFIG), encoding="utf-8")
+    argv = [str(config) if arg == "CONFIG" else arg for arg in source]
+    total, modules = loaded_by_estimate(*argv, "--method", "qlora")
+    assert total > 4 * 2**30, "a real estimate: QLoRA on 7-8B parameters"
+    assert {"tools.memory.estimator", "tools.job.spec"} <= modules
+    assert _within(modules, NOT_ON_THE_ESTIMATE_PATH) == [], "loaded by estimate"
+
+
+@pytest.mark.parametrize("model", ["sdxl", "llava-1.5-7b"])
+def test_an_image_model_estimate_loads_the_image_estimator_only(model: str) -> None:
+    """The probe sees what a command loads: an image model's estimate loads its classes and the
+    image estimator, imported for that job only, and still no ranking or catalog."""
+    total, modules = loaded_by_estimate("--model", model, "--method", "lora")
+    assert total > 2**30
+    assert {"tools.architectures.diffusion", "tools.memory.images.jobs"} <= modules
+    assert _within(modules, ("tools.ranking", "tools.catalog", "tools.advice.request")) == []
 
 
 def test_estimate_command_never_loads_the_settings(tmp_path: Path) -> None:

@@ -294,3 +294,35 @@ def test_conversation_to_ranking() -> None:
 def test_assumed_is_json_safe() -> None:
     item = Assumed(field="budget", value=Money(amount=5), reason="r")
     assert item.model_dump(mode="json")["value"] == {"amount": 5.0, "currency": "USD"}
+
+
+def test_the_ranking_side_loads_on_first_use_as_one_definition() -> None:
+    """`tools.advice` imports the ranking side when first asked for it: the names are those of
+    their modules, ResolvedJob is a ResolvedEstimate with the request, and a name it does not
+    have is an AttributeError that names it."""
+    import tools.advice as advice
+    from tools.advice import request, resolved
+
+    assert advice.resolve_job is request.resolve_job and advice.rank_job is request.rank_job
+    assert advice.ResolvedJob is resolved.ResolvedJob
+    assert issubclass(advice.ResolvedJob, advice.ResolvedEstimate)
+    assert "request" in advice.ResolvedJob.model_fields
+    assert "request" not in advice.ResolvedEstimate.model_fields
+    with pytest.raises(AttributeError, match="no attribute 'rank_jobs'"):
+        _ = advice.rank_jobs  # type: ignore[attr-defined]
+
+
+def test_estimate_job_and_resolve_job_agree_on_the_estimate() -> None:
+    """One estimator input for both paths: the assumptions an estimate shows are the ranking
+    resolution's too, and a money limit or a lenient drop gives the same notices on either."""
+    spec = JobSpec(model=LLAMA_8B, method="qlora", precision="fp32", budget=Money(amount=50,
+                   currency="EUR"))  # fmt: skip
+    estimated, result = estimate_job(spec, strict=False)
+    ranked = resolve_job(spec, strict=False)
+    assert ranked.estimate_input is not None and ranked.request is not None
+    assert estimated.estimate_input == ranked.estimate_input
+    assert estimated.shown_assumptions("estimate") == ranked.shown_assumptions("estimate")
+    assert estimated.notices == ranked.notices
+    kinds = [(n.kind, n.field) for n in estimated.notices]
+    assert kinds == [("currency_converted", "budget"), ("invalid_value", "precision")]
+    assert result == estimate(ranked.estimate_input)

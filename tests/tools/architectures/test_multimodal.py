@@ -100,6 +100,18 @@ def test_unknown_and_language_names_are_not_multimodal() -> None:
     assert len(list_diffusion()) == 8 and len(list_vlms()) == 5
 
 
+def test_multimodal_model_is_the_union_of_the_two_classes() -> None:
+    """`MultimodalModel` is built on first use (the classes load only for an image model) and
+    is the union every built-in entry belongs to."""
+    from tools.architectures import multimodal
+
+    union = multimodal.MultimodalModel
+    assert union == DiffusionModel | VisionLanguageModel
+    assert all(isinstance(m, union) for m in [*list_diffusion(), *list_vlms()])
+    with pytest.raises(AttributeError, match="no attribute 'MultiModalModel'"):
+        _ = multimodal.MultiModalModel  # type: ignore[attr-defined]
+
+
 def _write(folder: Path, name: str, data: dict[str, Any]) -> None:
     (folder / name).parent.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(json.dumps(data), encoding="utf-8")
