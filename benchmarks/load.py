@@ -173,13 +173,17 @@ class TurnRecord:
 def run_session(
     url: str, fn: int, index: int, plan: Plan, start: threading.Barrier,
     out: list[TurnRecord], workers: dict[int, str], chain: list[tuple[int, int]],
+    opening: threading.Lock,
 ) -> None:  # fmt: skip
-    """One tab: open the page, wait for everyone, then send `plan.turns` messages."""
+    """One tab: open the page (one tab at a time, as people arrive: the proxy then sees each
+    open page's heartbeat when it places the next), wait for everyone, then send `plan.turns`
+    messages."""
     think = random.Random(index) if plan.paced else None
     session = GradioSession(url, timeout=300.0)
     try:
         try:
-            session.open()
+            with opening:
+                session.open()
         except Exception as exc:  # the page did not load: every turn of the session fails
             start.wait()
             out.extend(TurnRecord(index, t, 0.0, f"page: {exc!r}"[:200]) for t in range(plan.turns))
@@ -252,8 +256,11 @@ def timed(stack: Stack, url: str, fn: int, plan: Plan, profile: Path | None) -> 
     pinned: dict[int, str] = {}
     start = threading.Barrier(plan.sessions + 1, timeout=600)
     chain = follow_ups(url, fn) if plan.browser_events else []
+    opening = threading.Lock()
     threads = [
-        threading.Thread(target=run_session, args=(url, fn, i, plan, start, records, pinned, chain))
+        threading.Thread(
+            target=run_session, args=(url, fn, i, plan, start, records, pinned, chain, opening)
+        )
         for i in range(plan.sessions)
     ]
     for thread in threads:

@@ -33,6 +33,7 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from enum import Enum
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -131,14 +132,14 @@ class SourceIndex:
                     self._add(SIZE, shown)
         if isinstance(value, float):
             self._add(PERCENT, value * 100)
-        name = key.lower()
-        if _MONEY_KEY.search(name):
+        money, unit, hours = _key_forms(key)
+        if money:
             self._add(MONEY, value)
-        if name.endswith("_gib"):
+        if unit == "gib":
             self._add(SIZE, value / _GIB_PER_GB)
-        elif name.endswith("_gb"):
+        elif unit == "gb":
             self._add(SIZE, value * _GIB_PER_GB)
-        if name.endswith("hours"):
+        if hours:
             self._add(TIME, value * 60)
             self._add(TIME, value / 24)
 
@@ -156,20 +157,25 @@ class SourceIndex:
 
     def add_text(self, text: str) -> None:
         """Every figure of a text, in every reading, at the value written."""
-        numbers, dates = shown_figures(text)
-        for number in numbers:
-            for reading in number.readings:
-                for candidate in reading:
-                    self._add(RAW, candidate.value)
-                    if number.money:
-                        self._add(MONEY, candidate.value)
-        for shown in dates:
-            for year, month, day in shown.options:
-                self._dates |= {(year, month, day), (year, month, None)}
-                self._add(RAW, year)
+        raw, money, dates = _text_entries(text)
+        if raw:
+            self._values[RAW].extend(raw)
+            self._sorted = False
+        if money:
+            self._values[MONEY].extend(money)
+        for year, month, day in dates:
+            self._dates |= {(year, month, day), (year, month, None)}
+            self._add(RAW, year)
 
     def add_object(self, obj: object, key: str = "") -> None:
         """Walk an artifact: models, dataclasses, mappings, sequences, strings, numbers, dates."""
+        exact = type(obj)  # the common leaves first (a walk visits about a thousand per turn)
+        if exact is str:
+            self.add_text(obj)  # type: ignore[arg-type]
+            return
+        if exact is float or exact is int:
+            self.add_value(obj, key)  # type: ignore[arg-type]
+            return
         if obj is None or isinstance(obj, bool):
             return
         if isinstance(obj, Enum):
@@ -218,6 +224,37 @@ class SourceIndex:
 
     def has_date(self, shown: ShownDate) -> bool:
         return any(option in self._dates for option in shown.options)
+
+
+@lru_cache(maxsize=1024)
+def _key_forms(key: str) -> tuple[bool, str | None, bool]:
+    """What a field named `key` adds to each of its numbers: a money value, a size form from
+    its unit ("gib", "gb" or None) and time forms (hours)."""
+    name = key.lower()
+    unit = "gib" if name.endswith("_gib") else "gb" if name.endswith("_gb") else None
+    return bool(_MONEY_KEY.search(name)), unit, name.endswith("hours")
+
+
+@lru_cache(maxsize=4096)
+def _text_entries(
+    text: str,
+) -> tuple[tuple[float, ...], tuple[float, ...], tuple[tuple[int, int, int | None], ...]]:
+    """What a source text adds to an index: its figures' values in every reading (absolute,
+    finite), those written as money, and its dates' readings. Kept: the same catalog names,
+    passages and earlier messages are walked again on every turn."""
+    numbers, dates = shown_figures(text)
+    raw: list[float] = []
+    money: list[float] = []
+    for number in numbers:
+        for reading in number.readings:
+            for candidate in reading:
+                value = abs(float(candidate.value))
+                if math.isfinite(value):
+                    raw.append(value)
+                    if number.money:
+                        money.append(value)
+    options = tuple(option for shown in dates for option in shown.options)
+    return tuple(raw), tuple(money), options
 
 
 def check_grounding(

@@ -77,9 +77,10 @@ def wire_chat(
             app.save_browser, [web_state], [browser], api_visibility="private"
         )
 
+    respond = app.respond if app.streams else app.answer  # see App.streams
     turn = gr.on(
         [textbox.submit, chat.send.click],
-        app.respond,
+        respond,
         inputs,
         [chatbot, web_state],
         api_name="chat",
@@ -97,7 +98,7 @@ def wire_chat(
 
     picked = chatbot.example_select(example, None, textbox, api_visibility="private")
     sent = picked.then(
-        app.respond, inputs, [chatbot, web_state], concurrency_id="turn", api_visibility="private"
+        respond, inputs, [chatbot, web_state], concurrency_id="turn", api_visibility="private"
     )
     sent.then(lambda: "", None, textbox, api_visibility="private")
     finish(sent)

@@ -27,6 +27,7 @@ from assistant.web.blocks.chat import chat_column, wire_chat
 from assistant.web.blocks.common import (
     CONCURRENCY,
     OFFLINE_ENV,
+    QUEUE_ENV,
     QUEUE_SIZE,
     SET_LOCALE_JS,
     STORAGE_KEY,
@@ -211,7 +212,7 @@ def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    for key, value in OFFLINE_ENV.items():
+    for key, value in {**OFFLINE_ENV, **QUEUE_ENV}.items():
         os.environ.setdefault(key, value)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     settings = settings_from_args(argv)

@@ -167,9 +167,28 @@ class App:
 
     # -- a chat turn ---------------------------------------------------------------------
 
+    @property
+    def streams(self) -> bool:
+        """Whether a turn's updates are streamed: only an LLM's turn takes long enough to show
+        its tool calls and answer as they come; an offline turn is sent once, when it ends."""
+        return self.assistant.chat_model is not None
+
     def respond(self, message: str, language: str, web: WebSession | None) -> Iterator[Any]:
         """Stream one turn: the chat so far plus this turn's tool calls, answer and sources.
         An empty or over-long message is refused with a hint before anything is sent."""
+        yield from self._turn(message, language, web, stream=True)
+
+    def answer(self, message: str, language: str, web: WebSession | None) -> tuple[Any, Any]:
+        """One turn sent once, when it ends (the chat, the session): the page gets the whole
+        chat one time instead of once per tool call, then again at the end of the stream."""
+        *_, last = self._turn(message, language, web, stream=False)
+        return last
+
+    def _turn(
+        self, message: str, language: str, web: WebSession | None, *, stream: bool
+    ) -> Iterator[tuple[Any, Any]]:
+        """The chat (and the session once it changed) as a turn runs; with `stream`, an update
+        per tool call and per answer chunks arriving together, else only the last."""
         web = web if web is not None else WebSession()
         text = message or ""
         problem = message_problem(text, MAX_MESSAGE_CHARS, web.language)
@@ -189,6 +208,8 @@ class App:
         last = time.monotonic()
         for event in self.assistant.respond(text, draft, lang=override):
             events.append(event)
+            if not stream:
+                continue
             now = time.monotonic()
             if isinstance(event, ToolStart | ToolEnd) or now - last >= STREAM_INTERVAL_S:
                 last = now  # answer chunks arriving together are sent together

@@ -12,6 +12,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel
 
 from assistant.agent.toolbox import (
     ARTIFACT_ROWS,
@@ -307,3 +308,21 @@ def test_resources_load_once(catalog: Catalog) -> None:
     resources = ToolResources(load, lambda: ListKnowledge([]))
     assert resources.catalog() is resources.catalog()
     assert loads == ["catalog"], "the catalog is loaded on first use, once"
+
+
+def test_the_injected_runtime_reaches_the_tool_but_is_never_dumped(
+    tools: dict[str, BaseTool],
+) -> None:
+    """LangChain dumps a call's validated arguments to list their fields and then reads each
+    back from the model: the runtime (the whole graph state) must be read back, never dumped."""
+
+    class Runtime:
+        def __init__(self) -> None:
+            self.state = {"messages": ["a long conversation"] * 3}
+
+    schema = tools["estimate_memory"].args_schema
+    assert isinstance(schema, type) and issubclass(schema, BaseModel)
+    runtime = Runtime()
+    args = schema.model_validate({"model": "7B", "runtime": runtime})
+    assert args.model_dump()["runtime"] is None
+    assert getattr(args, "runtime") is runtime  # noqa: B009 - a field of a generated model

@@ -414,3 +414,18 @@ def test_an_invented_amount_below_one_unit_needs_a_money_source(
     digits = f"{cents:02d}"  # "$0.0173"-style: more decimals, same leading digits
     invented = format_number(float(f"0.0{digits}7"), lang, 4)
     assert not check_grounding(f"$ {invented}", GroundingSources(artifacts=[[cents]])).grounded
+
+
+def test_a_text_read_again_grounds_the_same_and_lends_nothing_to_other_texts() -> None:
+    """A source text's figures are read once per process and reused: an index that adds it
+    again (a catalog name, a passage, an earlier message on the next turn) grounds the same,
+    and another text never gets its money or dates."""
+    priced = "an L4 at $0.49/h since 2024-05-01, 80 GB"
+    plain = "an L4 with 0.49 of something, 80 GB"
+    answers = ["It costs $0.49/h.", "Prices date from 2024-05-01.", "It has 80 GB."]
+    for _ in range(2):
+        priced_index, plain_index = SourceIndex(), SourceIndex()
+        priced_index.add_text(priced)
+        plain_index.add_text(plain)
+        assert [check_grounding(a, priced_index).grounded for a in answers] == [True] * 3
+        assert [check_grounding(a, plain_index).grounded for a in answers] == [False, False, True]

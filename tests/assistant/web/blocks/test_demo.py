@@ -52,3 +52,21 @@ def test_a_failed_warm_up_is_one_log_line_and_never_raises(
     with caplog.at_level(logging.ERROR, logger="assistant.web"):
         warm_up(assistant)
     assert [r.getMessage() for r in caplog.records] == ["warm-up failed; the first turn opens all"]
+
+
+def test_the_queue_rebuilds_its_unread_monitoring_summary_rarely(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Gradio's queue reads QUEUE_ENV: its monitoring summary (a DataFrame of past events,
+    never read with monitoring off) is rebuilt once per 1000 events, not after every one."""
+    import gradio as gr
+    from gradio.queueing import Queue
+
+    from assistant.web.blocks.common import QUEUE_ENV
+
+    for key, value in QUEUE_ENV.items():
+        monkeypatch.setenv(key, value)
+    with gr.Blocks() as blocks:
+        gr.Textbox()
+    queue = Queue(False, 1, 1.0, None, blocks)
+    assert queue.ANAYLTICS_CACHE_FREQUENCY == 1000

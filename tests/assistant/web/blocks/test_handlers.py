@@ -8,6 +8,7 @@ languages and the launch row.
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
 import warnings
@@ -21,7 +22,7 @@ import pytest
 import assistant.agent.toolbox as toolbox
 import assistant.web.blocks.handlers as handlers
 from assistant.agent.conversation import MAX_MESSAGE_CHARS, Assistant, Session
-from assistant.web.blocks import App
+from assistant.web.blocks import App, build_demo
 from assistant.web.blocks.common import guarded
 from assistant.web.blocks.outputs import FORM_OUTPUTS, LAUNCH_OUTPUTS, PANEL_OUTPUTS
 from assistant.web.form import FORM_FIELDS, form_values
@@ -29,6 +30,7 @@ from assistant.web.state.feedback import read_feedback
 from assistant.web.state.session import WebSession
 from tests.fakes.app import TinyKnowledge, make_settings
 from tests.fakes.catalogs import web_catalog
+from tests.fakes.chat import ScriptedChatModel
 from tests.fakes.jobs import LLAMA_8B_CONFIG
 from tools.architectures.architecture import ModelArch
 from tools.catalog.instances import Catalog
@@ -369,3 +371,36 @@ def test_a_form_edit_made_while_a_turn_streams_is_kept_when_the_turn_ends(ui: Ap
     assert asked < len(web.chat) - 2, "the turn's question and answer come before the edit's"
     assert web.panel.ranking is not None and web.panel.ranking.job.method == "qlora"
     assert web.form_message_at == len(web.chat) - 1, "the next edit replaces that message"
+
+
+def _shown(chat: list[dict[str, Any]]) -> list[tuple[Any, Any, Any]]:
+    """What a chat shows, without the tool calls' timings."""
+    return [(m["role"], m["content"], (m.get("metadata") or {}).get("title")) for m in chat]
+
+
+def test_an_offline_turn_is_sent_once_and_ends_where_a_streamed_one_does(ui: App) -> None:
+    """Without an LLM a turn takes milliseconds: it is answered once, when it ends (the page
+    gets the chat one time, not once per tool call and again at the end of the stream), with
+    the chat and the session a streamed turn ends with."""
+    assert not ui.streams
+    streamed_web, once_web = WebSession(), WebSession()
+    text = "LoRA on Llama 3.1 8B, 100M tokens"
+    streamed = _turn(ui, text, streamed_web)
+    assert len(streamed) > 1, "a streamed turn shows its tool calls as they come"
+    chat, web = ui.answer(text, "en", once_web)
+    assert web is once_web
+    assert _shown(chat) == _shown(streamed[-1][0]) == _shown(once_web.chat)
+    assert once_web.session.state == streamed_web.session.state
+    assert once_web.panel.ranking is not None
+
+
+def test_only_a_turn_of_an_llm_is_streamed(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data")
+    kwargs: dict[str, Any] = {"knowledge": TinyKnowledge(), "catalog": web_catalog()}
+    offline = App(settings, Assistant(settings, **kwargs))
+    llm = App(settings, Assistant(settings, chat_model=ScriptedChatModel(["Hello."]), **kwargs))
+    assert (offline.streams, llm.streams) == (False, True)
+    for ui, generator in ((offline, False), (llm, True)):
+        demo = build_demo(settings, assistant=ui.assistant)
+        chat = next(fn for fn in demo.fns.values() if fn.api_name == "chat")
+        assert inspect.isgeneratorfunction(chat.fn) is generator
