@@ -13,6 +13,7 @@ Compound splitting for Dutch and German: `knowledge.retrieval.compounds`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,8 @@ import numpy as np
 
 from knowledge.documents.chunking import Chunk
 from knowledge.retrieval.compounds import COMPOUND_LINKS, CompoundSplitter
-from knowledge.retrieval.text import tokenize
+from knowledge.retrieval.spelling import Speller
+from knowledge.retrieval.text import TOKEN, tokenize
 
 # Index that scores queries in languages without an index of their own.
 FALLBACK_LANG = "en"
@@ -36,14 +38,20 @@ class LanguageBM25:
         self._rows: dict[str, np.ndarray] = {}
         self._indexes: dict[str, Any] = {}
         self._splitters: dict[str, CompoundSplitter] = {}
+        self._spellers: dict[str, Speller] = {}
         for lang in sorted({c.lang for c in chunks}):
             rows = np.array([i for i, c in enumerate(chunks) if c.lang == lang], dtype=np.int64)
+            texts = [f"{chunks[i].index_text}\n{chunks[i].terms}" for i in rows]
             splitter = None
             if lang in COMPOUND_LINKS:
-                splitter = CompoundSplitter.from_texts((chunks[i].index_text for i in rows), lang)
+                splitter = CompoundSplitter.from_texts(texts, lang)
                 self._splitters[lang] = splitter
             parts = splitter.parts if splitter is not None else None
-            corpus = [tokenize(chunks[i].index_text, lang, parts) or ["_"] for i in rows]
+            corpus = [tokenize(text, lang, parts) or ["_"] for text in texts]
+            words: Counter[str] = Counter()
+            for text in texts:
+                words.update(TOKEN.findall(text.lower()))
+            self._spellers[lang] = Speller(words)
             index = bm25s.BM25()
             index.index(corpus, show_progress=False)
             self._rows[lang] = rows
@@ -63,15 +71,21 @@ class LanguageBM25:
         out = np.zeros(self.size, dtype=np.float32)
         for own in (lang, FALLBACK_LANG):
             if own in self._indexes:
-                self._score_into(out, query, own, normalise=False)
+                self._score_into(out, query, own, normalise=False, read=own == lang)
                 return out
         for other in self._indexes:
-            self._score_into(out, query, other, normalise=True)
+            self._score_into(out, query, other, normalise=True, read=False)
         return out
 
-    def _score_into(self, out: np.ndarray, query: str, lang: str, normalise: bool) -> None:
+    def _score_into(
+        self, out: np.ndarray, query: str, lang: str, normalise: bool, read: bool
+    ) -> None:
+        """Scores of `lang`'s chunks into `out`; `read`: the query is in `lang`, so its unknown
+        words are read as the entries' words (`spelling.Speller`)."""
         splitter = self._splitters.get(lang)
-        tokens = tokenize(query, lang, splitter.parts if splitter is not None else None)
+        parts = splitter.parts if splitter is not None else None
+        reading = self._spellers[lang].read if read else None
+        tokens = tokenize(query, lang, parts, reading)
         if not tokens:
             return
         scores = np.asarray(self._indexes[lang].get_scores(tokens), dtype=np.float32)

@@ -59,6 +59,7 @@ def test_one_passage_per_topic_best_first(kb: KnowledgeBase) -> None:
         ({"query": "  "}, r"query: got '  '; valid: a non-empty question"),
         ({"query": "vram", "k": 0}, r"k: got 0; valid: an integer from 1 to 50"),
         ({"query": "vram", "lang": "Dutch"}, r"lang: got 'Dutch'; valid: an ISO 639-1 code"),
+        ({"query": "vram", "job": "sft"}, r"job: got 'sft'; valid: one of pretrain, full, lora"),
     ],
 )
 def test_bad_search_input_says_what_is_valid(kb: KnowledgeBase, kwargs: dict, match: str) -> None:

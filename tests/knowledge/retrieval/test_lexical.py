@@ -15,8 +15,9 @@ from knowledge.retrieval.lexical import LanguageBM25
 from knowledge.retrieval.text import tokenize
 
 
-def _chunk(n: int, lang: str, text: str):
+def _chunk(n: int, lang: str, text: str, terms: str = ""):
     return make_chunk(
+        terms=terms,
         id=f"t/x{n}#{lang}#0",
         topic=f"t/x{n}",
         lang=lang,
@@ -132,3 +133,30 @@ def test_compound_parts_are_always_vocabulary_words(word: str) -> None:
     assert all(part in SPLITTER.counts for part in parts), "every part is a known word"
     assert all(len(part) >= 3 for part in parts), "parts have at least MIN_PART letters"
     assert sum(len(p) for p in parts) <= len(word), "parts never add letters"
+
+
+def test_entry_terms_are_keywords_of_their_chunk() -> None:
+    chunks = [
+        _chunk(0, "en", "interruptible capacity is cheaper", terms="spot\npreemptible"),
+        _chunk(1, "en", "memory bandwidth feeds the cores"),
+    ]
+    scores = LanguageBM25(chunks).scores("preemptible vms", "en")
+    assert scores[0] > 0 and scores[1] == 0
+
+
+def test_query_without_turkish_letters_meets_the_entry_words() -> None:
+    chunks = [
+        _chunk(0, "tr", "eğitim sırasında belleği ağırlıklar doldurur"),
+        _chunk(1, "tr", "spot makineler daha ucuzdur"),
+    ]
+    bm25 = LanguageBM25(chunks)
+    scores = bm25.scores("egitim sirasinda bellegi", "tr")
+    assert scores[0] > 0 and scores[1] == 0
+    assert np.allclose(scores, bm25.scores("eğitim sırasında belleği", "tr"), rtol=1e-5)
+
+
+def test_words_of_another_language_are_not_respelled_as_english() -> None:
+    chunks = [_chunk(0, "en", "memory needed per model"), _chunk(1, "en", "spot capacity")]
+    bm25 = LanguageBM25(chunks)
+    assert bm25.scores("memoria necessaria", "it").max() == 0, "no typo reading across languages"
+    assert bm25.scores("memroy needed", "en")[0] > 0
