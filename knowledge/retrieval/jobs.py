@@ -7,10 +7,15 @@ a search given the job's method (`pretrain`, `full`, `lora`, `qlora`) puts the t
 that kind of job where the other twin stood, whenever the other one ranked above it. Nothing else
 moves, and no score is tuned: the twins swap places.
 
-When the query itself names a kind of job ("... to fine-tune", "LoRA", "from scratch",
-"sıfırdan"), that kind decides instead of the conversation's job, also without a job; a query that
-names both kinds, or neither without a job, is left as ranked. The cues are word stems, matched
-on the lowercased query with accents removed (`fold`).
+What decides, strongest first:
+1. the kind of job the query names itself ("... to fine-tune", "LoRA", "from scratch",
+   "sıfırdan"), unless it names both;
+2. the conversation's job;
+3. a plain word for training ("train", "entraîner", "eğitim", "entrenar") without a fine-tuning
+   word: the knowledge base's training twins are the ones written for training a model, and a
+   question that says "train" without a job in the conversation means that.
+Otherwise the ranking is left as it is. The cues are word stems, matched on the lowercased query
+with accents removed (`fold`).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ TWINS: tuple[tuple[str, str], ...] = (
 # Word stems that name a kind of job, in the six languages (accents removed, lowercase).
 _FINETUNE_CUES = (
     r"fine[\s-]?tun\w*|finetun\w*|q?lora\b|peft\b|adapter\w*|"
-    r"fijn[\s-]?afstem\w*|bijtrain\w*|"  # nl
+    r"fijn[\s-]?afstem\w*|bijtrain\w*|bij te trainen|"  # nl
     r"affin\w*|ajustement fin|reglage fin|"  # fr
     r"ince ayar\w*|"  # tr
     r"feinabstimm\w*|feintun\w*|nachtrain\w*|"  # de
@@ -50,8 +55,11 @@ _PRETRAIN_CUES = (
     r"vortrain\w*|von grund auf|von null|"  # de
     r"pre[\s-]?entren\w*|desde cero|de cero"  # es
 )
+# Plain words for training (en, nl, fr, tr, de, es).
+_TRAIN_WORDS = r"train\w*|entrain\w*|egit\w*|entren\w*"
 _FINETUNE = re.compile(rf"\b(?:{_FINETUNE_CUES})")
 _PRETRAIN = re.compile(rf"\b(?:{_PRETRAIN_CUES})")
+_TRAIN = re.compile(rf"\b(?:{_TRAIN_WORDS})")
 
 
 def fold(text: str) -> str:
@@ -76,12 +84,22 @@ def query_kind(query: str) -> JobKind | None:
     return "finetune" if finetune else "pretrain"
 
 
+def train_word_kind(query: str) -> JobKind | None:
+    """ "pretrain" when the query says "train" (any of the six languages) and names no
+    fine-tuning, else None."""
+    folded = fold(query)
+    if _TRAIN.search(folded) and not _FINETUNE.search(folded):
+        return "pretrain"
+    return None
+
+
 def prefer_twins(
     groups: Sequence[tuple[str, float]], query: str, method: Method | None
 ) -> list[tuple[str, float]]:
     """`groups` (topic, score), best first, with each twin pair in the order the job asks for:
-    the kind the query names, else the conversation's job (`method`)."""
-    kind = query_kind(query) or job_kind(method)
+    the kind the query names, else the conversation's job (`method`), else a plain word for
+    training."""
+    kind = query_kind(query) or job_kind(method) or train_word_kind(query)
     ordered = list(groups)
     if kind is None:
         return ordered

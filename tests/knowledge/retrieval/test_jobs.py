@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.retrieval.jobs import TWINS, fold, job_kind, prefer_twins, query_kind
+from knowledge.retrieval.jobs import (
+    TWINS,
+    fold,
+    job_kind,
+    prefer_twins,
+    query_kind,
+    train_word_kind,
+)
 
 GROUPS = [
     ("faq/training-memory", 0.05),
@@ -77,3 +84,24 @@ def test_twins_are_real_topics_each_in_one_pair() -> None:
     flat = [t for pair in TWINS for t in pair]
     assert set(flat) <= topics
     assert len(flat) == len(set(flat))
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [
+        ("do I need several GPUs to train?", "pretrain"),
+        ("plusieurs GPU pour entraîner ?", "pretrain"),
+        ("eğitim için kaç gpu", "pretrain"),
+        ("entrenar un LoRA de SDXL", None),  # a fine-tuning word wins
+        ("bij te trainen met een adapter", None),
+        ("how much memory do I need", None),
+    ],
+)
+def test_train_word_kind(query: str, kind: str | None) -> None:
+    assert train_word_kind(query) == kind
+
+
+def test_a_plain_train_word_decides_only_without_a_job() -> None:
+    swapped = [("faq/finetune-memory", 0.05), ("faq/training-memory", 0.03)]
+    assert prefer_twins(swapped, "memory to train it", None)[0][0] == "faq/training-memory"
+    assert prefer_twins(swapped, "memory to train it", "lora") == swapped
