@@ -8,6 +8,9 @@ Portuguese...) is scored against the English index, the lingua franca of the fie
 benchmarks/README.md); without an English index, against every language's index, each score divided
 by that index's best score.
 
+Each chunk is indexed with its entry's `terms` and its heading counted twice (`keyword_text`).
+Query words the entries never use are read as entry words first (`knowledge.retrieval.spelling`:
+accents, Turkish letters, written-out umlauts, one typo), for queries in the index's own language.
 Compound splitting for Dutch and German: `knowledge.retrieval.compounds`.
 """
 
@@ -28,6 +31,14 @@ from knowledge.retrieval.text import TOKEN, tokenize
 FALLBACK_LANG = "en"
 
 
+def keyword_text(chunk: Chunk) -> str:
+    """What BM25 indexes for a chunk: its indexed text, the entry's `terms`, and its heading
+    (the title, and an FAQ's alternative questions) a second time, so a word of the heading
+    counts twice, as in field-weighted BM25 (Robertson et al. 2004)."""
+    heading = chunk.index_text.split("\n\n", 1)[0]
+    return f"{chunk.index_text}\n{chunk.terms}\n{heading}"
+
+
 class LanguageBM25:
     """One bm25s index per chunk language; scores come back aligned with the input chunk order."""
 
@@ -41,7 +52,7 @@ class LanguageBM25:
         self._spellers: dict[str, Speller] = {}
         for lang in sorted({c.lang for c in chunks}):
             rows = np.array([i for i, c in enumerate(chunks) if c.lang == lang], dtype=np.int64)
-            texts = [f"{chunks[i].index_text}\n{chunks[i].terms}" for i in rows]
+            texts = [keyword_text(chunks[i]) for i in rows]
             splitter = None
             if lang in COMPOUND_LINKS:
                 splitter = CompoundSplitter.from_texts(texts, lang)
