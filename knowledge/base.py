@@ -264,7 +264,7 @@ class KnowledgeBase:
             )
         if job is not None and job not in JOB_METHODS:
             raise InvalidInputError("job", job, f"one of {', '.join(JOB_METHODS)} or none")
-        query_lang = lang or detect_language(text).code
+        query_lang = lang or self._query_language(text)
         rankings, failure = self._rankings(text, query_lang, self._systems())
         fusion = self.fusion
         if failure and fusion.weights.get("bm25", 0.0) <= 0:  # dense-only configuration
@@ -276,6 +276,13 @@ class KnowledgeBase:
             groups, chunk_scores, chunks, query_lang, k, lexical_only=bool(failure)
         )
         return SearchReport(passages=passages, lexical_only=bool(failure), degraded_reason=failure)
+
+    def _query_language(self, text: str) -> str:
+        """The language of a query given none: for a short query, the language whose entries
+        use its telling words (`LanguageBM25.language_of`), else the detector's."""
+        if self._bm25 is None:
+            self._bm25 = LanguageBM25(self.open().chunks)
+        return self._bm25.language_of(text) or detect_language(text).code
 
     def rank_systems(
         self, text: str, query_lang: str, systems: Sequence[str] | None = None

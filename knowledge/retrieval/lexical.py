@@ -17,7 +17,7 @@ Compound splitting for Dutch and German: `knowledge.retrieval.compounds`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,22 @@ from knowledge.retrieval.text import TOKEN, tokenize
 
 # Index that scores queries in languages without an index of their own.
 FALLBACK_LANG = "en"
+
+
+# Detectors are unreliable on queries this short (in words): the vocabulary votes instead.
+SHORT_QUERY_WORDS = 5
+
+
+def vote_language(words: Sequence[str], spellers: Mapping[str, Speller]) -> str | None:
+    """The language whose entries know the most of `words` (as written, or read by its
+    `Speller`), counting only telling words: those known in some languages but not in all
+    ("nvlink", "lora", "gpu" tell nothing). None when no word tells or languages tie."""
+    known = {lang: {w for w in words if speller.knows(w)} for lang, speller in spellers.items()}
+    everywhere = set.intersection(*known.values()) if known else set()
+    counts = {lang: len(found - everywhere) for lang, found in known.items()}
+    best = max(counts.values(), default=0)
+    winners = [lang for lang, count in counts.items() if count == best]
+    return winners[0] if best > 0 and len(winners) == 1 else None
 
 
 def keyword_text(chunk: Chunk) -> str:
@@ -71,6 +87,14 @@ class LanguageBM25:
     @property
     def languages(self) -> list[str]:
         return list(self._indexes)
+
+    def language_of(self, query: str, max_words: int = SHORT_QUERY_WORDS) -> str | None:
+        """The one language whose entries use the most of a short query's telling words, else
+        None (see `vote_language`)."""
+        words = [w for w in TOKEN.findall(query.lower()) if not w.isdigit()]
+        if not words or len(words) > max_words:
+            return None
+        return vote_language(words, self._spellers)
 
     def scores(self, query: str, lang: str | None) -> np.ndarray:
         """BM25 score of every chunk (0 for chunks not scored) for `query` written in `lang`.

@@ -56,6 +56,10 @@ class Speller:
                 for key in {folded, *_deletes(folded)}:
                     self._keys.setdefault(key, set()).add(folded)
 
+    def knows(self, word: str) -> bool:
+        """Whether the entries use `word`, as written or as it reads (`read`)."""
+        return word in self.counts or self.read(word) in self.counts
+
     def read(self, word: str) -> str:
         """`word` when the entries use it, else its accent or one-typo reading, else `word`."""
         if word in self.counts or not word.isalpha():

@@ -64,3 +64,8 @@ def test_the_more_frequent_candidate_wins() -> None:
 def test_one_edit(a: str, b: str, near: bool) -> None:
     assert one_edit(a, b) is near
     assert one_edit(b, a) is near
+
+
+def test_knows_a_word_as_written_or_as_it_reads() -> None:
+    assert SPELLER.knows("bellek") and SPELLER.knows("bellegi") and SPELLER.knows("memroy")
+    assert not SPELLER.knows("vram")
