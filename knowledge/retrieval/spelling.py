@@ -47,14 +47,21 @@ class Speller:
     def __init__(self, counts: Counter[str]) -> None:
         self.counts = counts
         self._folded: dict[str, str] = {}
-        self._keys: dict[str, set[str]] = {}
+        self._typo_keys: dict[str, set[str]] | None = None
         for word in sorted(counts, key=lambda w: (-counts[w], w)):
             self._folded.setdefault(fold(word), word)
             self._folded.setdefault(word.translate(_WRITTEN_OUT), word)
-        for folded in list(self._folded):
-            if len(folded) >= MIN_TYPO_LETTERS - 1 and folded.isalpha():
-                for key in {folded, *_deletes(folded)}:
-                    self._keys.setdefault(key, set()).add(folded)
+
+    def _keys(self) -> dict[str, set[str]]:
+        """Deletion keys -> folded vocabulary words, built on the first typo lookup."""
+        if self._typo_keys is None:
+            keys: dict[str, set[str]] = {}
+            for folded in self._folded:
+                if len(folded) >= MIN_TYPO_LETTERS - 1 and folded.isalpha():
+                    for key in {folded, *_deletes(folded)}:
+                        keys.setdefault(key, set()).add(folded)
+            self._typo_keys = keys
+        return self._typo_keys
 
     def knows(self, word: str) -> bool:
         """Whether the entries use `word`, as written or as it reads (`read`)."""
@@ -70,8 +77,9 @@ class Speller:
         if len(folded) < MIN_TYPO_LETTERS:
             return word
         candidates: set[str] = set()
+        keys = self._keys()
         for key in {folded, *_deletes(folded)}:
-            candidates |= self._keys.get(key, set())
+            candidates |= keys.get(key, set())
         valid = [self._folded[c] for c in candidates if one_edit(folded, c)]
         if not valid:
             return word
