@@ -216,3 +216,26 @@ def test_builtin_chunks_are_what_a_default_knowledge_base_indexes(
     base = KnowledgeBase(kb_config, embeddings=HashEmbeddings())
     assert base.load_chunks([]) == chunks, "the shipped seed vectors cover exactly these chunks"
     assert {c.lang for c in chunks} == {"de", "en", "es", "fr", "nl", "tr"}, "all six languages"
+
+
+def test_the_job_picks_the_twin_entry_written_for_it(
+    kb_config: KnowledgeConfig, mini_docs: Path
+) -> None:
+    write_entry(
+        mini_docs,
+        "faq/finetune-spot",
+        "en",
+        "Can I fine-tune on spot instances?",
+        "Yes: adapter checkpoints are small, so save them often and resume.",
+        ("Spot for a LoRA run?", "Is preemptible fine for fine-tuning?", "Spot for adapters?"),
+    )
+    base = KnowledgeBase(kb_config, docs_dir=mini_docs, embeddings=HashEmbeddings())
+    try:
+        query = "are spot instances safe?"
+        plain = [p.topic for p in base.search(query, lang="en", k=3)]
+        assert set(plain[:2]) == {"faq/training-spot", "faq/finetune-spot"}
+        for job, first in [("lora", "faq/finetune-spot"), ("pretrain", "faq/training-spot")]:
+            ranked = [p.topic for p in base.search(query, lang="en", k=3, job=job)]
+            assert ranked[0] == first and sorted(ranked) == sorted(plain), f"{job}: {ranked}"
+    finally:
+        base.close()
