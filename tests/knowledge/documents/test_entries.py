@@ -182,3 +182,11 @@ def test_terms_are_read_and_reach_every_chunk_but_not_the_embedded_text() -> Non
     chunks = chunk_entry(entry)
     assert all(c.terms == "grafisch geheugen\nOOM" for c in chunks)
     assert all("OOM" not in c.index_text for c in chunks)
+
+
+def test_every_builtin_entry_carries_vocabulary_in_its_language() -> None:
+    """Each entry lists at least five `terms`, and none repeats its own title verbatim."""
+    for entry in load_entries():
+        assert len(entry.terms) >= 5, f"{entry.source}: {len(entry.terms)} terms"
+        assert len(set(entry.terms)) == len(entry.terms), f"{entry.source}: repeated terms"
+        assert entry.title not in entry.terms, f"{entry.source}: the title is not a term"
