@@ -17,6 +17,7 @@ from knowledge.retrieval.passages import Passage
 
 if TYPE_CHECKING:
     from knowledge.base import KnowledgeBase
+    from tools.enums import Method
 
 __all__ = ["KnowledgeConfig", "Passage", "knowledge_base", "search"]
 
@@ -35,7 +36,13 @@ def knowledge_base(config: KnowledgeConfig | None = None) -> KnowledgeBase:
 
 
 def search(
-    query: str, lang: str | None = None, k: int = 5, *, config: KnowledgeConfig | None = None
+    query: str,
+    lang: str | None = None,
+    k: int = 5,
+    *,
+    job: Method | None = None,
+    config: KnowledgeConfig | None = None,
 ) -> list[Passage]:
-    """The `k` best passages for `query`, one per topic, in `lang` (detected when None)."""
-    return knowledge_base(config).search(query, lang=lang, k=k)
+    """The `k` best passages for `query`, one per topic, in `lang` (detected when None); `job`,
+    the conversation's job method, picks between twin training and fine-tuning entries."""
+    return knowledge_base(config).search(query, lang=lang, k=k, job=job)

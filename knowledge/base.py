@@ -34,8 +34,10 @@ from knowledge.index.dense import DenseGuard
 from knowledge.index.store import IndexStore, OpenIndex, Progress, content_hash
 from knowledge.langid import detect_language
 from knowledge.retrieval.fusion import FusionParams, fuse, pick_passages
+from knowledge.retrieval.jobs import prefer_twins
 from knowledge.retrieval.lexical import LanguageBM25
 from knowledge.retrieval.passages import Passage, SearchReport
+from tools.enums import Method
 from tools.errors import InvalidInputError, write_probe
 from tools.languages import LANGUAGES
 from tools.redaction import redact_url
@@ -43,6 +45,7 @@ from tools.redaction import redact_url
 log = logging.getLogger("knowledge")
 
 _LANG_CODE = re.compile(r"^[a-z]{2,3}$")
+JOB_METHODS: tuple[Method, ...] = ("pretrain", "full", "lora", "qlora")
 MAX_K = 50
 DENSE_SYSTEMS = ("dense", "dense_lang")
 
@@ -237,12 +240,18 @@ class KnowledgeBase:
         systems = {"hybrid": (*DENSE_SYSTEMS, "bm25"), "dense": DENSE_SYSTEMS, "bm25": ("bm25",)}
         return [s for s in systems[mode] if self.fusion.weights.get(s, 0.0) > 0]
 
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+    def search(
+        self, query: str, lang: str | None = None, k: int = 5, job: Method | None = None
+    ) -> list[Passage]:
         """The `k` best passages for `query`, one per topic, in `lang` (detected when None);
-        each says whether BM25 ranked it alone because Chroma failed (`lexical_only`)."""
-        return self.search_report(query, lang, k).passages
+        each says whether BM25 ranked it alone because Chroma failed (`lexical_only`). `job`, the
+        method of the conversation's job, decides between twin entries written for pre-training
+        and for fine-tuning (`knowledge.retrieval.jobs`)."""
+        return self.search_report(query, lang, k, job).passages
 
-    def search_report(self, query: str, lang: str | None = None, k: int = 5) -> SearchReport:
+    def search_report(
+        self, query: str, lang: str | None = None, k: int = 5, job: Method | None = None
+    ) -> SearchReport:
         """`search`, with whether (and why) the dense search could not run."""
         text = query.strip()
         if not text:
@@ -253,17 +262,27 @@ class KnowledgeBase:
             raise InvalidInputError(
                 "lang", lang, f"an ISO 639-1 code such as {', '.join(LANGUAGES)}"
             )
-        query_lang = lang or detect_language(text).code
+        if job is not None and job not in JOB_METHODS:
+            raise InvalidInputError("job", job, f"one of {', '.join(JOB_METHODS)} or none")
+        query_lang = lang or self._query_language(text)
         rankings, failure = self._rankings(text, query_lang, self._systems())
         fusion = self.fusion
         if failure and fusion.weights.get("bm25", 0.0) <= 0:  # dense-only configuration
             fusion = fusion.model_copy(update={"weights": {**fusion.weights, "bm25": 1.0}})
         chunks = self.open().chunks
         groups, chunk_scores = fuse(rankings, chunks, fusion)
+        groups = prefer_twins(groups, text, job)
         passages = pick_passages(
             groups, chunk_scores, chunks, query_lang, k, lexical_only=bool(failure)
         )
         return SearchReport(passages=passages, lexical_only=bool(failure), degraded_reason=failure)
+
+    def _query_language(self, text: str) -> str:
+        """The language of a query given none: for a short query, the language whose entries
+        use its telling words (`LanguageBM25.language_of`), else the detector's."""
+        if self._bm25 is None:
+            self._bm25 = LanguageBM25(self.open().chunks)
+        return self._bm25.language_of(text) or detect_language(text).code
 
     def rank_systems(
         self, text: str, query_lang: str, systems: Sequence[str] | None = None

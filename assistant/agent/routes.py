@@ -25,6 +25,7 @@ from assistant.agent.turn import (
     _search,
     job_answer,
     job_calls,
+    job_method,
     job_tool_args,
     rank_tool_args,
 )
@@ -105,7 +106,7 @@ def _guidance_calls(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> list[P
     if _asks_about_job(ctx) and _ready(ctx):
         return job_calls(ctx, outcomes, caveats=False)
     calls = job_calls(ctx, outcomes, caveats=False) if ctx.kind == "mixed" else []
-    return [*calls, _search(ctx.text, ctx.lang, GUIDANCE_K)]
+    return [*calls, _search(ctx.text, ctx.lang, GUIDANCE_K, job_method(ctx))]
 
 
 def _compare_calls(ctx: TurnContext) -> list[PlannedCall]:

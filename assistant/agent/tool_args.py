@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
+from tools.enums import Method
 from tools.job import DEFAULTS, FIELD_GROUPS, JobSpec
 
 __all__ = [
@@ -129,6 +130,11 @@ class SearchKnowledgeArgs(BaseModel):
         description="ISO 639-1 code of the answer language, e.g. 'nl'; omitted: detected",
     )
     k: int = Field(3, ge=1, le=8, description="passages to return (count), one per topic")
+    job_method: Method | None = Field(
+        None,
+        description="method of the conversation's job (pretrain, full, lora, qlora): picks the "
+        "training or the fine-tuning version of a question both answer; omitted: no job",
+    )
 
 
 class LookupModelArgs(BaseModel):

@@ -58,6 +58,7 @@ from tools.architectures.architecture import ModelArch
 from tools.architectures.multimodal import find_multimodal
 from tools.architectures.registry import resolve_model
 from tools.catalog.instances import Catalog
+from tools.enums import Method
 from tools.errors import AdvisorError, InvalidInputError, invalid_input
 from tools.fit import FitCheck, check_fit
 from tools.gpus import GPUSpec, lookup_gpu
@@ -94,7 +95,9 @@ ARTIFACT_ROWS = 25
 class KnowledgeSearch(Protocol):
     """What the tools need of a knowledge base (`knowledge.base.KnowledgeBase` has it)."""
 
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]: ...
+    def search(
+        self, query: str, lang: str | None = None, k: int = 5, job: Method | None = None
+    ) -> list[Passage]: ...
 
 
 class ToolResources:
@@ -244,7 +247,7 @@ def run_search_knowledge(
 ) -> tuple[str, KnowledgeResult]:
     """The best passages of the knowledge base for the question; `lexical_only` says when the
     vector store was unavailable and BM25 keywords ranked them alone."""
-    passages = knowledge.search(args.query, lang=args.lang, k=args.k)
+    passages = knowledge.search(args.query, lang=args.lang, k=args.k, job=args.job_method)
     content = {
         "passages": [
             p.public() | {"lang_fallback": p.lang_fallback, "lexical_only": p.lexical_only}

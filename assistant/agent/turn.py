@@ -46,6 +46,7 @@ from assistant.extract import (
 from assistant.languages import choose_language
 from tools.advice import JobNotice, ResolvedJob, resolve_job
 from tools.catalog.instances import Catalog
+from tools.enums import Method
 from tools.errors import AdvisorError
 from tools.job import JobSpec, JobUpdate, Money, apply_update
 from tools.memory import MemoryEstimate
@@ -211,8 +212,20 @@ def rank_tool_args(plan: ResolvedJob) -> dict[str, Any]:
     return args
 
 
-def _search(query: str, lang: str, k: int) -> PlannedCall:
-    return PlannedCall("search_knowledge", {"query": query, "lang": lang, "k": k})
+def _search(query: str, lang: str, k: int, job: Method | None = None) -> PlannedCall:
+    args: dict[str, Any] = {"query": query, "lang": lang, "k": k}
+    if job is not None:
+        args["job_method"] = job
+    return PlannedCall("search_knowledge", args)
+
+
+def job_method(ctx: TurnContext) -> Method | None:
+    """The conversation's job method: as stated, else as the job was resolved; None without a
+    job (the knowledge search picks twin entries by it)."""
+    if ctx.state.method is not None:
+        return ctx.state.method
+    estimate = ctx.plan.estimate_input if ctx.plan is not None else None
+    return estimate.method if estimate is not None else None
 
 
 def _artifact(outcomes: Sequence[ToolOutcome], kind: type[Any]) -> Any:

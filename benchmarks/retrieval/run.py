@@ -157,7 +157,7 @@ def evaluate(
     for n, query in enumerate(queries, start=1):
         lang = query.lang if given_lang and query.lang in LANGUAGES else None
         started = time.perf_counter()
-        passages = base.search(query.text, lang=lang, k=RANK_DEPTH)
+        passages = base.search(query.text, lang=lang, k=RANK_DEPTH, job=query.job)
         elapsed = time.perf_counter() - started
         ranked = [p.topic for p in passages]
         top = passages[0] if passages else None

@@ -46,6 +46,9 @@ class Chunk(BaseModel):
     title: str = Field(description="guide title, FAQ question or section heading")
     text: str = Field(description="passage shown to the user")
     index_text: str = Field(description="text embedded and indexed: title, phrasings and passage")
+    terms: str = Field(
+        default="", description="the entry's `terms`, one per line (keyword index, not embedded)"
+    )
     source: str = Field(description="file the chunk came from")
     n: int = Field(ge=0, description="position of the chunk within its entry or file")
     content_hash: str = Field(description="sha256 of everything above")
@@ -95,6 +98,7 @@ def chunk_entry(entry: Entry, max_words: int = DEFAULT_MAX_WORDS) -> list[Chunk]
         "lang": entry.lang,
         "title": entry.title,
         "source": entry.source,
+        "terms": "\n".join(entry.terms),
     }
     if entry.kind == "faq":
         index_text = "\n".join([entry.title, *entry.questions, "", entry.body])

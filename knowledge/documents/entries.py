@@ -8,10 +8,13 @@ An entry lives at `knowledge/docs/<lang>/<topic with "/" replaced by "__">.md`:
     title: "VRAM is de harde grens"
     kind: guide            # guide | faq
     questions: [...]       # faq only: 3-5 alternative phrasings of the title question
+    terms: [...]           # optional: words people use for the topic, in the entry's language
     ---
     Body (Markdown).
 
-Topic ids starting with `faq/` are FAQs; all others are guides.
+Topic ids starting with `faq/` are FAQs; all others are guides. `terms` (synonyms, inflections,
+the everyday and English words people type for the topic) widen the entry's keyword (BM25)
+vocabulary only: they are not shown and not embedded.
 """
 
 from __future__ import annotations
@@ -75,6 +78,9 @@ class Entry(BaseModel):
     title: str = Field(min_length=1, description="guide title, or the FAQ question itself")
     kind: Kind
     questions: tuple[str, ...] = Field(default=(), description="FAQ only: alternative phrasings")
+    terms: tuple[str, ...] = Field(
+        default=(), description="words people use for the topic (keyword search only)"
+    )
     body: str = Field(min_length=1, description="Markdown body: guide text or FAQ answer")
     source: str = Field(description="where the entry came from, e.g. knowledge/docs/nl/x.md")
 
@@ -102,11 +108,13 @@ def split_front_matter(text: str, path: Path | str) -> tuple[dict[str, object], 
 def parse_entry(text: str, path: Path | str) -> Entry:
     """Parse one entry file's text; `path` is only used in error messages and as `source`."""
     meta, body = split_front_matter(text, path)
-    if meta.get("questions", ()) is None:
-        meta.pop("questions")
-    unknown = sorted(set(meta) - {"topic", "lang", "title", "kind", "questions"})
+    for optional in ("questions", "terms"):
+        if optional in meta and meta[optional] is None:
+            meta.pop(optional)
+    unknown = sorted(set(meta) - {"topic", "lang", "title", "kind", "questions", "terms"})
     if unknown:
-        raise EntryError(path, "front matter keys", unknown, "topic, lang, title, kind, questions")
+        valid = "topic, lang, title, kind, questions, terms"
+        raise EntryError(path, "front matter keys", unknown, valid)
     try:
         entry = Entry.model_validate({**meta, "body": body, "source": str(path)})
     except ValidationError as exc:
@@ -139,6 +147,8 @@ def _check_kind_rules(entry: Entry, path: Path | str) -> None:
         raise EntryError(path, "questions", count, "no questions on a guide (faq only)")
     if any(not q.strip() for q in entry.questions):
         raise EntryError(path, "questions", list(entry.questions), "non-empty strings")
+    if any(not t.strip() for t in entry.terms):
+        raise EntryError(path, "terms", list(entry.terms), "non-empty strings")
 
 
 def entry_filename(topic: str) -> str:

@@ -8,22 +8,51 @@ Portuguese...) is scored against the English index, the lingua franca of the fie
 benchmarks/README.md); without an English index, against every language's index, each score divided
 by that index's best score.
 
+Each chunk is indexed with its entry's `terms` and its heading counted twice (`keyword_text`).
+Query words the entries never use are read as entry words first (`knowledge.retrieval.spelling`:
+accents, Turkish letters, written-out umlauts, one typo), for queries in the index's own language.
 Compound splitting for Dutch and German: `knowledge.retrieval.compounds`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from knowledge.documents.chunking import Chunk
 from knowledge.retrieval.compounds import COMPOUND_LINKS, CompoundSplitter
-from knowledge.retrieval.text import tokenize
+from knowledge.retrieval.spelling import Speller
+from knowledge.retrieval.text import TOKEN, tokenize
 
 # Index that scores queries in languages without an index of their own.
 FALLBACK_LANG = "en"
+
+
+# Detectors are unreliable on queries this short (in words): the vocabulary votes instead.
+SHORT_QUERY_WORDS = 5
+
+
+def vote_language(words: Sequence[str], spellers: Mapping[str, Speller]) -> str | None:
+    """The language whose entries know the most of `words` (as written, or read by its
+    `Speller`), counting only telling words: those known in some languages but not in all
+    ("nvlink", "lora", "gpu" tell nothing). None when no word tells or languages tie."""
+    known = {lang: {w for w in words if speller.knows(w)} for lang, speller in spellers.items()}
+    everywhere = set.intersection(*known.values()) if known else set()
+    counts = {lang: len(found - everywhere) for lang, found in known.items()}
+    best = max(counts.values(), default=0)
+    winners = [lang for lang, count in counts.items() if count == best]
+    return winners[0] if best > 0 and len(winners) == 1 else None
+
+
+def keyword_text(chunk: Chunk) -> str:
+    """What BM25 indexes for a chunk: its indexed text, the entry's `terms`, and its heading
+    (the title, and an FAQ's alternative questions) a second time, so a word of the heading
+    counts twice, as in field-weighted BM25 (Robertson et al. 2004)."""
+    heading = chunk.index_text.split("\n\n", 1)[0]
+    return f"{chunk.index_text}\n{chunk.terms}\n{heading}"
 
 
 class LanguageBM25:
@@ -36,14 +65,20 @@ class LanguageBM25:
         self._rows: dict[str, np.ndarray] = {}
         self._indexes: dict[str, Any] = {}
         self._splitters: dict[str, CompoundSplitter] = {}
+        self._spellers: dict[str, Speller] = {}
         for lang in sorted({c.lang for c in chunks}):
             rows = np.array([i for i, c in enumerate(chunks) if c.lang == lang], dtype=np.int64)
+            texts = [keyword_text(chunks[i]) for i in rows]
             splitter = None
             if lang in COMPOUND_LINKS:
-                splitter = CompoundSplitter.from_texts((chunks[i].index_text for i in rows), lang)
+                splitter = CompoundSplitter.from_texts(texts, lang)
                 self._splitters[lang] = splitter
             parts = splitter.parts if splitter is not None else None
-            corpus = [tokenize(chunks[i].index_text, lang, parts) or ["_"] for i in rows]
+            corpus = [tokenize(text, lang, parts) or ["_"] for text in texts]
+            words: Counter[str] = Counter()
+            for text in texts:
+                words.update(TOKEN.findall(text.lower()))
+            self._spellers[lang] = Speller(words)
             index = bm25s.BM25()
             index.index(corpus, show_progress=False)
             self._rows[lang] = rows
@@ -52,6 +87,14 @@ class LanguageBM25:
     @property
     def languages(self) -> list[str]:
         return list(self._indexes)
+
+    def language_of(self, query: str, max_words: int = SHORT_QUERY_WORDS) -> str | None:
+        """The one language whose entries use the most of a short query's telling words, else
+        None (see `vote_language`)."""
+        words = [w for w in TOKEN.findall(query.lower()) if not w.isdigit()]
+        if not words or len(words) > max_words:
+            return None
+        return vote_language(words, self._spellers)
 
     def scores(self, query: str, lang: str | None) -> np.ndarray:
         """BM25 score of every chunk (0 for chunks not scored) for `query` written in `lang`.
@@ -63,15 +106,21 @@ class LanguageBM25:
         out = np.zeros(self.size, dtype=np.float32)
         for own in (lang, FALLBACK_LANG):
             if own in self._indexes:
-                self._score_into(out, query, own, normalise=False)
+                self._score_into(out, query, own, normalise=False, read=own == lang)
                 return out
         for other in self._indexes:
-            self._score_into(out, query, other, normalise=True)
+            self._score_into(out, query, other, normalise=True, read=False)
         return out
 
-    def _score_into(self, out: np.ndarray, query: str, lang: str, normalise: bool) -> None:
+    def _score_into(
+        self, out: np.ndarray, query: str, lang: str, normalise: bool, read: bool
+    ) -> None:
+        """Scores of `lang`'s chunks into `out`; `read`: the query is in `lang`, so its unknown
+        words are read as the entries' words (`spelling.Speller`)."""
         splitter = self._splitters.get(lang)
-        tokens = tokenize(query, lang, splitter.parts if splitter is not None else None)
+        parts = splitter.parts if splitter is not None else None
+        reading = self._spellers[lang].read if read else None
+        tokens = tokenize(query, lang, parts, reading)
         if not tokens:
             return
         scores = np.asarray(self._indexes[lang].get_scores(tokens), dtype=np.float32)

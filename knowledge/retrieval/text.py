@@ -12,6 +12,8 @@ from typing import Any
 
 # A word -> its compound parts ([] when it does not split), e.g. `CompoundSplitter.parts`.
 Parts = Callable[[str], Sequence[str]]
+# A query word -> the word of the entries it is read as, e.g. `Speller.read`.
+Reading = Callable[[str], str]
 
 # ISO 639-1 -> Snowball algorithm name in PyStemmer.
 SNOWBALL: dict[str, str] = {
@@ -59,13 +61,18 @@ def stopwords(lang: str) -> frozenset[str]:
     return frozenset(getattr(bm25s.stopwords, name)) if name else frozenset()
 
 
-def tokenize(text: str, lang: str, parts: Parts | None = None) -> list[str]:
+def tokenize(
+    text: str, lang: str, parts: Parts | None = None, read: Reading | None = None
+) -> list[str]:
     """Lowercased word tokens of `text`, stop words of `lang` removed, stemmed for `lang`.
 
-    With `parts`, each word is followed by its compound parts (if it splits).
+    With `read` (queries), each word is first read as a word of the entries (`Speller.read`);
+    with `parts`, each word is followed by its compound parts (if it splits).
     """
     stop = stopwords(lang)
     words = [w for w in TOKEN.findall(text.lower()) if w not in stop]
+    if read is not None:
+        words = [read(w) for w in words]
     if parts is not None:
         words = [piece for w in words for piece in (w, *parts(w))]
     snowball = stemmer(lang)

@@ -23,7 +23,9 @@ PASSAGES = {
 class TinyKnowledge:
     """A knowledge base of one topic in two languages (what the tools need: `search`)."""
 
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+    def search(
+        self, query: str, lang: str | None = None, k: int = 5, job: str | None = None
+    ) -> list[Passage]:
         code = lang if lang in PASSAGES else "en"
         title, text = PASSAGES[code]
         passage = Passage(

@@ -59,6 +59,7 @@ def test_one_passage_per_topic_best_first(kb: KnowledgeBase) -> None:
         ({"query": "  "}, r"query: got '  '; valid: a non-empty question"),
         ({"query": "vram", "k": 0}, r"k: got 0; valid: an integer from 1 to 50"),
         ({"query": "vram", "lang": "Dutch"}, r"lang: got 'Dutch'; valid: an ISO 639-1 code"),
+        ({"query": "vram", "job": "sft"}, r"job: got 'sft'; valid: one of pretrain, full, lora"),
     ],
 )
 def test_bad_search_input_says_what_is_valid(kb: KnowledgeBase, kwargs: dict, match: str) -> None:
@@ -215,3 +216,26 @@ def test_builtin_chunks_are_what_a_default_knowledge_base_indexes(
     base = KnowledgeBase(kb_config, embeddings=HashEmbeddings())
     assert base.load_chunks([]) == chunks, "the shipped seed vectors cover exactly these chunks"
     assert {c.lang for c in chunks} == {"de", "en", "es", "fr", "nl", "tr"}, "all six languages"
+
+
+def test_the_job_picks_the_twin_entry_written_for_it(
+    kb_config: KnowledgeConfig, mini_docs: Path
+) -> None:
+    write_entry(
+        mini_docs,
+        "faq/finetune-spot",
+        "en",
+        "Can I fine-tune on spot instances?",
+        "Yes: adapter checkpoints are small, so save them often and resume.",
+        ("Spot for a LoRA run?", "Is preemptible fine for fine-tuning?", "Spot for adapters?"),
+    )
+    base = KnowledgeBase(kb_config, docs_dir=mini_docs, embeddings=HashEmbeddings())
+    try:
+        query = "are spot instances safe?"
+        plain = [p.topic for p in base.search(query, lang="en", k=3)]
+        assert set(plain[:2]) == {"faq/training-spot", "faq/finetune-spot"}
+        for job, first in [("lora", "faq/finetune-spot"), ("pretrain", "faq/training-spot")]:
+            ranked = [p.topic for p in base.search(query, lang="en", k=3, job=job)]
+            assert ranked[0] == first and sorted(ranked) == sorted(plain), f"{job}: {ranked}"
+    finally:
+        base.close()

@@ -34,7 +34,9 @@ BOUNDS = {"llm_connect_timeout_s": 1.0, "llm_first_byte_timeout_s": 1.0, "llm_to
 
 
 class NoKnowledge:
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+    def search(
+        self, query: str, lang: str | None = None, k: int = 5, job: str | None = None
+    ) -> list[Passage]:
         return []
 
 

@@ -156,7 +156,9 @@ def test_a_negative_count_is_never_read_as_positive() -> None:
 class NoKnowledge:
     """A knowledge base that finds nothing (this test is about the user's numbers)."""
 
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+    def search(
+        self, query: str, lang: str | None = None, k: int = 5, job: str | None = None
+    ) -> list[Passage]:
         return []
 
 

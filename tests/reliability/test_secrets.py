@@ -31,7 +31,9 @@ TOKEN = "q5tr1ng-t0ken-value"
 
 
 class NoKnowledge:
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+    def search(
+        self, query: str, lang: str | None = None, k: int = 5, job: str | None = None
+    ) -> list[Passage]:
         return []
 
 

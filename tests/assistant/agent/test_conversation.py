@@ -110,7 +110,9 @@ def test_over_long_messages_are_refused_politely(assistant: Assistant) -> None:
 
 
 class ExplodingKnowledge:
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+    def search(
+        self, query: str, lang: str | None = None, k: int = 5, job: str | None = None
+    ) -> list[Passage]:
         raise RuntimeError("index exploded")
 
 

@@ -227,7 +227,9 @@ class InjectedKnowledge:
     def __init__(self, kb: Any) -> None:
         self.kb = kb
 
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+    def search(
+        self, query: str, lang: str | None = None, k: int = 5, job: str | None = None
+    ) -> list[Passage]:
         return [
             p.model_copy(update={"text": f"{p.text}\n\n{INJECTION}"})
             for p in self.kb.search(query, lang=lang, k=k)

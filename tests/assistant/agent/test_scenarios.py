@@ -21,6 +21,7 @@ from assistant.agent.turn import CAVEAT_QUERIES
 from assistant.answers.i18n import message as i18n_message
 from assistant.settings import Settings
 from tools.catalog import builtin_catalog
+from tools.job import DEFAULTS
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B"
 A100S = ["A100-40GB-SXM", "A100-80GB-SXM", "A100-40GB-PCIe", "A100-80GB-PCIe"]
@@ -58,7 +59,13 @@ def expected_calls(step: Step, lang: str, result: TurnResult) -> list[tuple[str,
         if step.state.get("method") in ("full", "pretrain") and top["gpu_count"] > 1:
             calls.append(_caveat("multi_gpu_full", lang))
     if searched:
-        calls.append(("search_knowledge", {"query": step.message, "lang": lang, "k": 3}))
+        args: dict[str, Any] = {"query": step.message, "lang": lang, "k": 3}
+        method = step.state.get("method") or (
+            DEFAULTS["method"].value if "model" in step.state else None
+        )
+        if method is not None:
+            args["job_method"] = method  # the conversation's job picks between twin entries
+        calls.append(("search_knowledge", args))
     return calls
 
 

@@ -12,8 +12,9 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from assistant.agent.tool_args import SearchKnowledgeArgs
 from assistant.agent.toolbox import (
     ARTIFACT_ROWS,
     TOOL_NAMES,
@@ -43,9 +44,13 @@ class ListKnowledge:
     def __init__(self, passages: list[Passage]) -> None:
         self.passages = passages
         self.searches: list[tuple[str, str | None, int]] = []
+        self.jobs: list[str | None] = []
 
-    def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+    def search(
+        self, query: str, lang: str | None = None, k: int = 5, job: str | None = None
+    ) -> list[Passage]:
         self.searches.append((query, lang, k))
+        self.jobs.append(job)
         return self.passages[:k]
 
 
@@ -219,6 +224,16 @@ def test_search_knowledge_passes_lang_and_k(
     assert content["passages"][0]["text"] == "Ja, met checkpoints elke 30 minuten."
 
 
+def test_search_knowledge_passes_the_job_method(
+    tools: dict[str, BaseTool], knowledge: ListKnowledge
+) -> None:
+    call(tools["search_knowledge"], {"query": "hoeveel geheugen?", "job_method": "qlora"})
+    call(tools["search_knowledge"], {"query": "hoeveel geheugen?"})
+    assert knowledge.jobs == ["qlora", None]
+    with pytest.raises(ValidationError):
+        SearchKnowledgeArgs(query="x", job_method="sft")  # type: ignore[arg-type]
+
+
 def test_lookup_tools(tools: dict[str, BaseTool]) -> None:
     gpu = call(tools["lookup_gpu"], {"name": "h100"})
     assert isinstance(gpu.artifact, GPUSpec) and gpu.artifact.id == "H100-SXM"
@@ -290,7 +305,9 @@ def test_tool_error_class_keeps_the_domain_error() -> None:
 
 def test_bugs_propagate(catalog: Catalog) -> None:
     class Broken:
-        def search(self, query: str, lang: str | None = None, k: int = 5) -> list[Passage]:
+        def search(
+            self, query: str, lang: str | None = None, k: int = 5, job: str | None = None
+        ) -> list[Passage]:
             raise RuntimeError("index exploded")
 
     tools = {t.name: t for t in build_tools(ToolResources(lambda: catalog, Broken))}

@@ -150,7 +150,7 @@ def test_mixed_question_uses_tools_and_knowledge(catalog: Catalog) -> None:
     assert isinstance(step, list)
     assert [c.name for c in step] == ["estimate_memory", "rank_instances", "search_knowledge"]
     assert step[0].args["model"] == "70B"
-    assert step[2].args == {"query": text, "lang": "en", "k": 3}
+    assert step[2].args == {"query": text, "lang": "en", "k": 3, "job_method": "qlora"}
 
 
 def test_a_tool_error_becomes_one_sentence(catalog: Catalog) -> None:

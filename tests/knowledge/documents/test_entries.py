@@ -98,6 +98,10 @@ def test_parse_faq_keeps_questions_in_order() -> None:
             GUIDE.replace("kind: guide", "kind: guide\nquestions: [a, b, c]"),
             r"questions: got 3; valid: no",
         ),
+        (
+            GUIDE.replace("kind: guide", 'kind: guide\nterms: [vram, " "]'),
+            r"terms: got \['vram', ' '\]; valid: non-empty strings",
+        ),
     ],
 )
 def test_malformed_entries_say_file_field_and_what_is_valid(text: str, match: str) -> None:
@@ -166,3 +170,23 @@ def test_every_builtin_entry_is_valid_and_every_topic_is_in_all_six_languages(
     assert gaps == {}, f"topics missing in some of {LANGUAGES}: {gaps}"
     unknown = sorted({e.topic for e in entries} - set(required))
     assert unknown == [], "entries with topic ids that neither topics.yaml nor the project define"
+
+
+def test_terms_are_read_and_reach_every_chunk_but_not_the_embedded_text() -> None:
+    from knowledge.documents.chunking import chunk_entry
+
+    entry = parse_entry(
+        GUIDE.replace("kind: guide", "kind: guide\nterms: [grafisch geheugen, OOM]"), "x.md"
+    )
+    assert entry.terms == ("grafisch geheugen", "OOM")
+    chunks = chunk_entry(entry)
+    assert all(c.terms == "grafisch geheugen\nOOM" for c in chunks)
+    assert all("OOM" not in c.index_text for c in chunks)
+
+
+def test_every_builtin_entry_carries_vocabulary_in_its_language() -> None:
+    """Each entry lists at least five `terms`, and none repeats its own title verbatim."""
+    for entry in load_entries():
+        assert len(entry.terms) >= 5, f"{entry.source}: {len(entry.terms)} terms"
+        assert len(set(entry.terms)) == len(entry.terms), f"{entry.source}: repeated terms"
+        assert entry.title not in entry.terms, f"{entry.source}: the title is not a term"

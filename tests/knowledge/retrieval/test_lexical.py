@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 
 from knowledge.documents.chunking import make_chunk
 from knowledge.retrieval.compounds import COMPOUND_LINKS, CompoundSplitter
-from knowledge.retrieval.lexical import LanguageBM25
+from knowledge.retrieval.lexical import LanguageBM25, vote_language
+from knowledge.retrieval.spelling import Speller
 from knowledge.retrieval.text import tokenize
 
 
-def _chunk(n: int, lang: str, text: str):
+def _chunk(n: int, lang: str, text: str, terms: str = ""):
     return make_chunk(
+        terms=terms,
         id=f"t/x{n}#{lang}#0",
         topic=f"t/x{n}",
         lang=lang,
@@ -132,3 +134,59 @@ def test_compound_parts_are_always_vocabulary_words(word: str) -> None:
     assert all(part in SPLITTER.counts for part in parts), "every part is a known word"
     assert all(len(part) >= 3 for part in parts), "parts have at least MIN_PART letters"
     assert sum(len(p) for p in parts) <= len(word), "parts never add letters"
+
+
+def test_entry_terms_are_keywords_of_their_chunk() -> None:
+    chunks = [
+        _chunk(0, "en", "interruptible capacity is cheaper", terms="spot\npreemptible"),
+        _chunk(1, "en", "memory bandwidth feeds the cores"),
+    ]
+    scores = LanguageBM25(chunks).scores("preemptible vms", "en")
+    assert scores[0] > 0 and scores[1] == 0
+
+
+def test_query_without_turkish_letters_meets_the_entry_words() -> None:
+    chunks = [
+        _chunk(0, "tr", "eğitim sırasında belleği ağırlıklar doldurur"),
+        _chunk(1, "tr", "spot makineler daha ucuzdur"),
+    ]
+    bm25 = LanguageBM25(chunks)
+    scores = bm25.scores("egitim sirasinda bellegi", "tr")
+    assert scores[0] > 0 and scores[1] == 0
+    assert np.allclose(scores, bm25.scores("eğitim sırasında belleği", "tr"), rtol=1e-5)
+
+
+def test_words_of_another_language_are_not_respelled_as_english() -> None:
+    chunks = [_chunk(0, "en", "memory needed per model"), _chunk(1, "en", "spot capacity")]
+    bm25 = LanguageBM25(chunks)
+    assert bm25.scores("memoria necessaria", "it").max() == 0, "no typo reading across languages"
+    assert bm25.scores("memroy needed", "en")[0] > 0
+
+
+def _speller(*words: str) -> Speller:
+    return Speller(Counter(words))
+
+
+def test_vote_language_counts_only_telling_words() -> None:
+    spellers = {
+        "en": _speller("storage", "gpu", "nvlink", "the"),
+        "fr": _speller("stockage", "gpu", "nvlink", "le"),
+        "nl": _speller("opslag", "gpu", "nvlink", "de"),
+    }
+    assert vote_language(["stockage"], spellers) == "fr"
+    assert vote_language(["gpu", "nvlink"], spellers) is None, "known everywhere: tells nothing"
+    assert vote_language(["stockage", "opslag"], spellers) is None, "a tie decides nothing"
+    assert vote_language(["zzz"], spellers) is None
+
+
+def test_a_short_query_is_read_in_the_language_whose_entries_use_its_words() -> None:
+    chunks = [
+        _chunk(0, "en", "persistent storage keeps data"),
+        _chunk(1, "fr", "le stockage persistant garde les données"),
+        _chunk(2, "nl", "persistente opslag bewaart data"),
+    ]
+    bm25 = LanguageBM25(chunks)
+    assert bm25.language_of("stockage") == "fr"
+    assert bm25.language_of("donnees stockage") == "fr", "read without accents"
+    assert bm25.language_of("opslag 80 gb") == "nl", "numbers carry no language"
+    assert bm25.language_of("le stockage persistant garde les données ici") is None, "not short"
