@@ -5,7 +5,9 @@ The names below load on first use, so importing a sub-module (the CLI, settings)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tools.lazy import on_first_use
 
 if TYPE_CHECKING:
     from assistant.agent.conversation import Assistant, Session, Turn
@@ -22,9 +24,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'assistant' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(_HOMES[name]), name)
+__getattr__ = on_first_use(__name__, _HOMES)

@@ -23,11 +23,11 @@ jobs, `resolved` `ResolvedJob` and the limits, `image_rank` and `request` the ra
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tools.advice.assumed import Assumed, JobNotice, NoticeKind, ResolvedEstimate
 from tools.advice.estimate import estimate_job
+from tools.lazy import on_first_use
 
 if TYPE_CHECKING:
     from tools.advice.request import rank_job, resolve_job
@@ -52,10 +52,4 @@ _ON_FIRST_USE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """`ResolvedJob`, `resolve_job` and `rank_job`, imported when first asked for."""
-    if name not in _ON_FIRST_USE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = on_first_use(__name__, _ON_FIRST_USE)

@@ -11,20 +11,15 @@ from pathlib import Path
 import pytest
 
 from assistant.cli import main
-from tests.fakes.jobs import bare_input
+from tests.fakes.jobs import LLAMA_8B_CONFIG, bare_input
 from tools.architectures.registry import lookup_model
 from tools.memory import EstimateInput, estimate
 
-LLAMA_CONFIG = {  # meta-llama/Llama-3.1-8B config.json, the keys the reader uses
-    "model_type": "llama",
+# meta-llama/Llama-3.1-8B config.json as the reader sees it: the shared upload fixture, with its
+# architecture list and untied embeddings, without the upload's name.
+LLAMA_CONFIG = {
+    **{k: v for k, v in LLAMA_8B_CONFIG.items() if k != "_name_or_path"},
     "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 4096,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-    "max_position_embeddings": 131072,
     "tie_word_embeddings": False,
 }
 
