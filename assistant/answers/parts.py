@@ -53,9 +53,11 @@ class PassageLike(Protocol):
     def lang_fallback(self) -> bool: ...
 
 
-def figures_in(text: str) -> list[float]:
-    """Every number `text` shows, as written (the first reading of each; dates excluded)."""
-    numbers, _ = shown_figures(text)
+def figures_in(text: str, lang: str | None = None) -> list[float]:
+    """Every number `text` shows, as written (the first reading of each; dates excluded);
+    `lang`, the text's language, settles a lone "1,234" as the grounding check reads it (and
+    shares that reading: the answer is parsed once a turn)."""
+    numbers, _ = shown_figures(text, lang)
     return [n.readings[0][0].value for n in numbers]
 
 
@@ -134,5 +136,8 @@ class Text:
         """The blocks (empty ones dropped) as paragraphs, with the figures they show."""
         text = "\n\n".join(b.strip() for b in blocks if b and b.strip())
         return Answer(
-            lang=self.lang, text=text, citations=list(citations), numbers_shown=figures_in(text)
+            lang=self.lang,
+            text=text,
+            citations=list(citations),
+            numbers_shown=figures_in(text, self.lang),
         )

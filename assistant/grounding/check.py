@@ -22,6 +22,13 @@ or time form; one written with a size unit (GiB, GB, Go) or a time unit only tho
 values as computed. Beyond that matching is by value: a price equal to another computed figure
 passes, except an amount below one unit ("$0.01/h"), which only a money value matches (any
 fraction in the sources would otherwise ground it).
+
+Artifacts are walked on demand (`SourceIndex.defer`): a lookup that finds its figure among the
+values walked so far stops there, and one that does not walks on (twice as many parts each
+time) until it does or nothing is left. A turn's answer shows the estimate and the first ranked
+rows, which come first, so the ranking's other rows and its excluded list are seldom walked.
+The outcome is the same as an index built whole: a figure is found exactly when some source
+value matches it.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import bisect
 import dataclasses
 import math
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from enum import Enum
@@ -80,10 +88,11 @@ class GroundingSources(BaseModel):
     )
 
     def index(self) -> SourceIndex:
-        """Every source value, with its displayed forms, ready for lookups."""
+        """Every source value, with its displayed forms, ready for lookups (the artifacts
+        walked as lookups need them)."""
         index = SourceIndex()
         for artifact in self.artifacts:
-            index.add_object(artifact)
+            index.defer(artifact)
         for text in (*self.passages, *self.user_messages):
             index.add_text(text)
         return index
@@ -104,15 +113,45 @@ class SourceIndex:
         self._values: dict[str, list[float]] = {kind: [] for kind in SOURCE_KINDS}
         self._sorted = True
         self._dates: set[tuple[int, int, int | None]] = set()
+        # Parts of deferred artifacts not walked yet, in order: (object, field name, depth).
+        self._pending: deque[tuple[object, str, int]] = deque()
+        self._step = _FIRST_STEP
 
     def copy(self) -> SourceIndex:
-        """An independent index holding the same values and dates (to extend without walking
-        the sources again)."""
+        """An independent index holding the same values, dates and deferred parts (to extend
+        without walking the sources again)."""
         twin = SourceIndex()
         twin._values = {kind: list(values) for kind, values in self._values.items()}
         twin._sorted = self._sorted
         twin._dates = set(self._dates)
+        twin._pending = deque(self._pending)
+        twin._step = self._step
         return twin
+
+    def defer(self, obj: object) -> None:
+        """Add an artifact to be walked when a lookup needs it (as `add_object` would)."""
+        self._pending.append((obj, "", 0))
+
+    def _walk_on(self) -> bool:
+        """Walk the next deferred parts, twice as many as the time before; False when none was
+        left. A part is split into its fields or items down to `_SPLIT_DEPTH` (a ranking, then
+        its lists, then their rows), so a lookup stops after the rows it needed."""
+        budget = self._step
+        self._step *= 2
+        walked = False
+        while self._pending and budget > 0:
+            obj, key, depth = self._pending.popleft()
+            parts = _parts(obj, key) if depth < _SPLIT_DEPTH else None
+            if parts is None:
+                self.add_object(obj, key)
+                budget -= 1
+            else:
+                length, children = parts
+                if length is not None:
+                    self.add_value(length)
+                self._pending.extendleft((c, k, depth + 1) for c, k in reversed(children))
+            walked = True
+        return walked
 
     # -- collecting
 
@@ -186,25 +225,27 @@ class SourceIndex:
             self.add_text(obj)
         elif isinstance(obj, datetime | date):
             self.add_date(obj if not isinstance(obj, datetime) else obj.date())
-        elif isinstance(obj, BaseModel):
-            for name in type(obj).model_fields:
-                self.add_object(getattr(obj, name), name)
-        elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            for item in dataclasses.fields(obj):
-                self.add_object(getattr(obj, item.name), item.name)
-        elif isinstance(obj, Mapping):
-            for name, value in obj.items():
-                self.add_object(value, str(name))
-        elif isinstance(obj, Iterable):
-            items = list(obj)
-            self.add_value(len(items))
-            for item in items:
-                self.add_object(item, key)
+        else:
+            parts = _parts(obj, key)
+            if parts is None:
+                return
+            length, children = parts
+            if length is not None:
+                self.add_value(length)
+            for child, name in children:
+                self.add_object(child, name)
 
     # -- looking up
 
     def has(self, candidate: Candidate) -> bool:
         """A source value of the candidate's kinds within its tolerance (equal when exact)."""
+        while not self._holds(candidate):
+            if not self._walk_on():
+                return False
+        return True
+
+    def _holds(self, candidate: Candidate) -> bool:
+        """Whether a value walked so far matches the candidate."""
         if not self._sorted:
             for values in self._values.values():
                 values.sort()
@@ -223,7 +264,32 @@ class SourceIndex:
         return any(all(self.has(c) for c in reading) for reading in number.readings)
 
     def has_date(self, shown: ShownDate) -> bool:
-        return any(option in self._dates for option in shown.options)
+        while not any(option in self._dates for option in shown.options):
+            if not self._walk_on():
+                return False
+        return True
+
+
+_FIRST_STEP = 8  # deferred parts walked by a lookup's first miss
+_SPLIT_DEPTH = 3  # an artifact, its fields, their items: split; anything deeper walked whole
+
+
+def _parts(obj: object, key: str) -> tuple[int | None, list[tuple[object, str]]] | None:
+    """The fields or items of a model, dataclass, mapping or other iterable, each with the
+    field name its numbers are read under, and a sequence's length (a value too); None for a
+    leaf (a number, text, date, None or a bool)."""
+    if obj is None or isinstance(obj, bool | int | float | str | Enum | date):
+        return None
+    if isinstance(obj, BaseModel):
+        return None, [(getattr(obj, name), name) for name in type(obj).model_fields]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return None, [(getattr(obj, item.name), item.name) for item in dataclasses.fields(obj)]
+    if isinstance(obj, Mapping):
+        return None, [(value, str(name)) for name, value in obj.items()]
+    if isinstance(obj, Iterable):
+        items = list(obj)
+        return len(items), [(item, key) for item in items]
+    return None
 
 
 @lru_cache(maxsize=1024)

@@ -313,7 +313,7 @@ def test_job_answers_are_grounded_in_their_own_inputs(lang: str, scenario: str) 
     answer = _job_answer(lang, scenario)
     report = check_grounding(answer.text, _sources(state, plan, estimate, ranking, *passages))
     assert report.grounded, f"{lang}/{scenario}: {report.ungrounded_numbers}"
-    assert answer.numbers_shown == figures_in(answer.text), "numbers_shown lists the figures"
+    assert answer.numbers_shown == figures_in(answer.text, lang), "numbers_shown lists the figures"
 
 
 # ------------------------------------------------------------------------------ behaviour

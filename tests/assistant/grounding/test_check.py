@@ -24,7 +24,7 @@ from assistant.answers.i18n import (
 )
 from assistant.grounding.check import GroundingSources, SourceIndex, check_grounding
 from assistant.grounding.figures import shown_figures
-from tests.fakes.artifacts import make_estimate, make_option
+from tests.fakes.artifacts import make_estimate, make_excluded, make_option, make_ranking
 from tools.units import GIB
 
 
@@ -429,3 +429,73 @@ def test_a_text_read_again_grounds_the_same_and_lends_nothing_to_other_texts() -
         plain_index.add_text(plain)
         assert [check_grounding(a, priced_index).grounded for a in answers] == [True] * 3
         assert [check_grounding(a, plain_index).grounded for a in answers] == [False, False, True]
+
+
+# ------------------------------------------------------------------------------ walked on demand
+
+
+def _whole(artifacts: list[object]) -> SourceIndex:
+    """An index with every artifact walked at once (what a deferred walk must equal)."""
+    index = SourceIndex()
+    for artifact in artifacts:
+        index.add_object(artifact)
+    return index
+
+
+def _ranking_artifacts() -> list[object]:
+    options = [
+        make_option(i, price_per_hour=1.1 * i, total_cost=37.5 * i, hours=3.25 * i)
+        for i in range(1, 26)
+    ]
+    excluded = make_excluded("memory", 40) + make_excluded("budget", 30, gpu="L4")
+    return [make_estimate(), make_ranking(options, excluded), {"when": date(2026, 11, 30)}]
+
+
+def _probes(artifacts: list[object]) -> list[str]:
+    """Every figure an answer could show from the artifacts, and near misses of each."""
+    whole = _whole(artifacts)
+    texts = [f"{v:g}" for values in whole._values.values() for v in values]
+    near = [f"{float(t) * 1.013 + 0.7:.3f}" for t in texts]
+    return [*texts, *near, "$0.01/h", "2026-11-30", "2031-01-02", "137 excluded", "70B"]
+
+
+def test_a_deferred_walk_grounds_exactly_what_a_whole_walk_grounds() -> None:
+    artifacts = _ranking_artifacts()
+    whole = _whole(artifacts)
+    for probe in _probes(artifacts):
+        deferred = GroundingSources(artifacts=artifacts).index()
+        expected = check_grounding(probe, whole)
+        assert check_grounding(probe, deferred) == expected, probe
+
+
+def test_a_figure_of_the_first_rows_leaves_the_rest_unwalked() -> None:
+    """The first ranked row's price and the estimate's figures are found without walking the
+    excluded rows; a figure no source holds walks everything and is not found."""
+    artifacts = _ranking_artifacts()
+    index = GroundingSources(artifacts=artifacts).index()
+    first = artifacts[1].ranked[0]  # type: ignore[attr-defined]
+    assert check_grounding(f"${first.price_per_hour:.2f}/h", index).grounded
+    assert index._pending, "the excluded rows were not walked"
+    assert not check_grounding("it costs $12345.67", index).grounded
+    assert not index._pending
+
+
+values_of = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.floats(-1e9, 1e9)
+    | st.sampled_from(["8x H100 at $2.49/h", "2026-11-30", "41.8 GiB", "no figure"]),
+    lambda inner: st.lists(inner, max_size=6)
+    | st.dictionaries(st.sampled_from(["price", "memory_gib", "hours", "n", "total_cost"]),
+                      inner, max_size=4),
+    max_leaves=40,
+)  # fmt: skip
+
+
+@given(st.lists(values_of, max_size=4), st.lists(st.floats(0, 1e9), max_size=8))
+def test_deferred_and_whole_walks_agree_on_any_artifacts(
+    artifacts: list[object], figures: list[float]
+) -> None:
+    whole = _whole(artifacts)
+    for figure in figures:
+        for text in (f"{figure:.2f}", f"${figure:g}", f"{figure:.1f} GiB", f"{figure:.0f} h"):
+            deferred = GroundingSources(artifacts=artifacts).index()
+            assert check_grounding(text, deferred) == check_grounding(text, whole), text
