@@ -16,7 +16,8 @@ Compound splitting for Dutch and German: `knowledge.retrieval.compounds`.
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,6 +34,7 @@ FALLBACK_LANG = "en"
 
 # Detectors are unreliable on queries this short (in words): the vocabulary votes instead.
 SHORT_QUERY_WORDS = 5
+CACHED_QUERIES = 256  # queries whose scores are kept (one float32 per chunk each)
 
 
 def vote_language(words: Sequence[str], spellers: Mapping[str, Speller]) -> str | None:
@@ -66,6 +68,8 @@ class LanguageBM25:
         self._indexes: dict[str, Any] = {}
         self._splitters: dict[str, CompoundSplitter] = {}
         self._spellers: dict[str, Speller] = {}
+        self._cache: OrderedDict[tuple[str, str | None], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # turns of several sessions search at once
         for lang in sorted({c.lang for c in chunks}):
             rows = np.array([i for i, c in enumerate(chunks) if c.lang == lang], dtype=np.int64)
             texts = [keyword_text(chunks[i]) for i in rows]
@@ -97,12 +101,33 @@ class LanguageBM25:
         return vote_language(words, self._spellers)
 
     def scores(self, query: str, lang: str | None) -> np.ndarray:
-        """BM25 score of every chunk (0 for chunks not scored) for `query` written in `lang`.
+        """BM25 score of every chunk (0 for chunks not scored) for `query` written in `lang`
+        (read-only).
 
         A query in an indexed language is scored against that language only, any other query
         against the `FALLBACK_LANG` index; without that index, against every language, each score
         divided by its language's best score so they compare.
+
+        The scores of the last `CACHED_QUERIES` queries are kept: the chat's caveat searches ask
+        the same query in every turn of a spot or multi-GPU job (its tokenising, spelling and
+        scoring took about 1.5 ms of CPU). An index is never changed, so a kept score is the one
+        it would compute again; a rebuilt knowledge base makes a new `LanguageBM25`.
         """
+        key = (query, lang)
+        with self._lock:
+            kept = self._cache.get(key)
+            if kept is not None:
+                self._cache.move_to_end(key)
+                return kept
+        out = self._compute(query, lang)
+        out.setflags(write=False)
+        with self._lock:
+            self._cache[key] = out
+            if len(self._cache) > CACHED_QUERIES:
+                self._cache.popitem(last=False)
+        return out
+
+    def _compute(self, query: str, lang: str | None) -> np.ndarray:
         out = np.zeros(self.size, dtype=np.float32)
         for own in (lang, FALLBACK_LANG):
             if own in self._indexes:

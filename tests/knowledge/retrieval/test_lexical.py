@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from knowledge.documents.chunking import make_chunk
+from knowledge.retrieval import lexical
 from knowledge.retrieval.compounds import COMPOUND_LINKS, CompoundSplitter
 from knowledge.retrieval.lexical import LanguageBM25, vote_language
 from knowledge.retrieval.spelling import Speller
@@ -161,6 +162,31 @@ def test_words_of_another_language_are_not_respelled_as_english() -> None:
     bm25 = LanguageBM25(chunks)
     assert bm25.scores("memoria necessaria", "it").max() == 0, "no typo reading across languages"
     assert bm25.scores("memroy needed", "en")[0] > 0
+
+
+def test_a_query_asked_again_is_scored_once_and_equal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caveat searches repeat their query every turn: it is tokenised and scored once,
+    the kept scores cannot be changed, and the oldest query is dropped past the limit."""
+    chunks = [_chunk(0, "en", "spot capacity is cheaper"), _chunk(1, "en", "memory bandwidth")]
+    bm25 = LanguageBM25(chunks)
+    scored: list[str] = []
+    real = bm25._score_into
+
+    def counted(out: np.ndarray, query: str, *args: object, **kwargs: object) -> None:
+        scored.append(query)
+        real(out, query, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bm25, "_score_into", counted)
+    monkeypatch.setattr(lexical, "CACHED_QUERIES", 2)
+    first = bm25.scores("spot capacity", "en")
+    again = bm25.scores("spot capacity", "en")
+    assert scored == ["spot capacity"] and np.array_equal(first, again) and first[0] > 0
+    with pytest.raises(ValueError):
+        again[0] = 0.0
+    assert bm25.scores("spot capacity", "nl") is not first, "the language is part of the key"
+    bm25.scores("memory", "en")
+    bm25.scores("spot capacity", "en")
+    assert scored == ["spot capacity", "spot capacity", "memory", "spot capacity"]
 
 
 def _speller(*words: str) -> Speller:
