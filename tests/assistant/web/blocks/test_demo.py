@@ -12,7 +12,7 @@ import pytest
 
 from assistant.agent.conversation import Assistant, Session
 from assistant.web.blocks import demo
-from assistant.web.blocks.demo import WARM_UP_MESSAGE, freeze_heap, warm_up
+from assistant.web.blocks.demo import GC_THRESHOLDS, WARM_UP_MESSAGE, settle_heap, warm_up
 from tests.fakes.app import TinyKnowledge, make_settings
 from tests.fakes.catalogs import web_catalog
 
@@ -57,17 +57,19 @@ def test_a_failed_warm_up_is_one_log_line_and_never_raises(
 
 
 def test_the_start_up_heap_is_frozen_after_the_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cycle collector no longer rescans what the warm-up left alive; what is made later
-    is still collected."""
+    """The cycle collector no longer rescans what the warm-up left alive and runs less often;
+    what is made later is still collected."""
     steps: list[str] = []
     monkeypatch.setattr(demo, "warm_up", lambda assistant: steps.append("warm-up"))
-    monkeypatch.setattr(demo, "freeze_heap", lambda: steps.append("freeze") or 0)
+    monkeypatch.setattr(demo, "settle_heap", lambda: steps.append("settle") or 0)
     demo.start_up(object())  # type: ignore[arg-type]
-    assert steps == ["warm-up", "freeze"]
+    assert steps == ["warm-up", "settle"]
 
+    thresholds = gc.get_threshold()
     try:
-        frozen = freeze_heap()
+        frozen = settle_heap()
         assert frozen == gc.get_freeze_count() > 1000
+        assert gc.get_threshold() == GC_THRESHOLDS
         alive = {id(o) for o in gc.get_objects()}
         assert id(steps) not in alive, "an object alive at the freeze is not scanned any more"
         later: list[object] = []
@@ -75,6 +77,7 @@ def test_the_start_up_heap_is_frozen_after_the_warm_up(monkeypatch: pytest.Monke
         assert any(o is later for o in gc.get_objects())
     finally:
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
 
 
 def test_the_queue_rebuilds_its_unread_monitoring_summary_rarely(
