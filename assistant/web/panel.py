@@ -84,7 +84,9 @@ class PanelView(BaseModel):
 
     notes_markdown: str
     plan_chart_html: str
-    cost_chart: Any = Field(description="a Vega-Altair chart, or None without options")
+    cost_chart: dict[str, Any] | None = Field(
+        description="the cost chart's Vega-Lite specification, or None without options"
+    )
     cost_caption: str
     ranked_count: str
     ranked: Table

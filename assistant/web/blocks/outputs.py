@@ -4,6 +4,7 @@ launch spec alone (`launch_outputs`). Everything shown is computed by `assistant
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,13 +28,14 @@ LAUNCH_OUTPUTS = 4  # the launch accordion, the choice, the YAML, the JSON downl
 _HINTED = {"precision", "method", "spot"}  # choices whose hint is their info line
 
 
-def plot_value(chart: Any) -> AltairPlotData | None:
-    """A Vega-Altair chart as the plot component's value. The component fits a chart to its
-    container's width (and again when the window resizes) only for the kinds of chart it draws
-    itself; marked 'line', the kind whose theming handles layered charts, ours gets that too."""
+def plot_value(chart: dict[str, Any] | None) -> AltairPlotData | None:
+    """A Vega-Lite specification (`assistant.web.charts.cost.cost_chart`) as the plot
+    component's value. The component fits a chart to its container's width (and again when the
+    window resizes) only for the kinds of chart it draws itself; marked 'line', the kind whose
+    theming handles layered charts, ours gets that too."""
     if chart is None:
         return None
-    return AltairPlotData(type="altair", plot=chart.to_json(), chart="line")
+    return AltairPlotData(type="altair", plot=json.dumps(chart, separators=(",", ":")), chart="line")
 
 
 class Outputs:

@@ -6,6 +6,12 @@ choice is ringed and labelled; the Pareto front (the options that nothing else b
 and time) is joined by a line. Hovering a point shows its row, with the figures written as the
 table writes them. `cost_points` and `pareto_front` are plain data; `cost_chart` draws them with
 Vega-Altair, which the app's plot component renders in the browser (nothing is fetched).
+
+A chart is its Vega-Lite specification (a dict) with the points as its data. What Altair builds
+and checks against the Vega-Lite schema is the chart without its data, once per language, GPU
+set and pair of axis scales; every panel then copies it and adds its points. Building and
+validating the whole chart with its points took about 25 ms of CPU a turn, most of it Altair
+copying the points between layers and the schema check walking each of them.
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import Any
 
 from babel import Locale
 from pydantic import BaseModel, Field
@@ -23,15 +30,13 @@ from assistant.web.tables import gpus_text, setup_text
 from assistant.web.ui_strings import ui_format, ui_text, vocabulary
 from tools.ranking.models import RankedOption
 
-if TYPE_CHECKING:
-    import altair as alt
-
 __all__ = ["CostPoint", "cost_caption", "cost_chart", "cost_points", "pareto_front"]
 
 LOG_RATIO = 30.0  # an axis spanning more than this factor is drawn on a log scale
 HEIGHT = 320
 FIRST_COLOR = "#d62728"
 LEGEND_COLUMNS = 2
+CACHED_CHARTS = 256  # chart specifications kept without their data (a few kB each)
 # Tableau 20: distinct colours for up to 20 GPU types (more repeat).
 PALETTE = [
     "#4e79a7",
@@ -129,32 +134,48 @@ def axis_labels(lang: str) -> str:
     return text
 
 
-def _scale(values: Sequence[float]) -> dict[str, Any]:
+def _scale(values: Sequence[float]) -> tuple[tuple[str, Any], ...]:
     low, high = min(values), max(values)
     if low > 0 and high / low > LOG_RATIO:
-        return {"type": "log"}
-    return {"zero": True}
+        return (("type", "log"),)
+    return (("zero", True),)
 
 
-def cost_chart(points: Sequence[CostPoint], lang: str) -> alt.LayerChart:
-    """The chart: points coloured by GPU and shaped by pricing, the Pareto front as a line,
-    the first choice ringed and labelled; tooltips with the row's figures."""
+def cost_chart(points: Sequence[CostPoint], lang: str) -> dict[str, Any]:
+    """The chart's Vega-Lite specification: points coloured by GPU and shaped by pricing, the
+    Pareto front as a line, the first choice ringed and labelled; tooltips with the row's
+    figures; `points` as its data."""
+    gpus = tuple(sorted({p.gpu for p in points}))
+    x_scale = _scale([p.hours for p in points] or [1.0])
+    y_scale = _scale([p.total for p in points] or [1.0])
+    spec: dict[str, Any] = json.loads(_spec_without_data(lang, gpus, x_scale, y_scale))
+    spec["data"] = {"values": [p.model_dump() for p in points]}
+    return spec
+
+
+@lru_cache(maxsize=CACHED_CHARTS)
+def _spec_without_data(
+    lang: str,
+    gpus: tuple[str, ...],
+    x_scale: tuple[tuple[str, Any], ...],
+    y_scale: tuple[tuple[str, Any], ...],
+) -> str:
+    """The chart for `lang`, coloured over `gpus`, with those axis scales and no points, as
+    Altair builds and validates it (JSON; every layer reads the chart's one dataset)."""
     import altair as alt
 
-    rows = [p.model_dump() for p in points]
-    data = alt.Data(values=rows)
     labels = axis_labels(lang)
     x = alt.X(
         "hours:Q",
         title=ui_text(lang, "axis_hours"),
         axis=alt.Axis(labelExpr=labels, labelOverlap="greedy"),
-        scale=alt.Scale(**_scale([p.hours for p in points] or [1.0])),
+        scale=alt.Scale(**dict(x_scale)),
     )
     y = alt.Y(
         "total:Q",
         title=ui_text(lang, "axis_total"),
         axis=alt.Axis(labelExpr=labels, labelOverlap="greedy"),
-        scale=alt.Scale(**_scale([p.total for p in points] or [1.0])),
+        scale=alt.Scale(**dict(y_scale)),
     )
     tooltip = [
         alt.Tooltip("rank:Q", title="#"),
@@ -172,14 +193,13 @@ def cost_chart(points: Sequence[CostPoint], lang: str) -> alt.LayerChart:
         scale=alt.Scale(domain=[on_demand, spot], range=["circle", "triangle-up"]),
         legend=alt.Legend(orient="bottom"),
     )
-    gpus = sorted({p.gpu for p in points})
     color = alt.Color(
         "gpu:N",
         title=ui_text(lang, "legend_gpu"),
-        scale=alt.Scale(domain=gpus, range=PALETTE),
+        scale=alt.Scale(domain=list(gpus), range=PALETTE),
         legend=alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, labelLimit=130),
     )
-    base = alt.Chart(data)
+    base = alt.Chart(alt.Data(values=[]))
     dots = base.mark_point(filled=True, size=70, opacity=0.85, strokeWidth=0).encode(
         x=x, y=y, color=color, shape=shape, tooltip=tooltip
     )
@@ -195,4 +215,8 @@ def cost_chart(points: Sequence[CostPoint], lang: str) -> alt.LayerChart:
     label = first.mark_text(
         align="left", dx=14, dy=-10, fontWeight="bold", fill=FIRST_COLOR, strokeWidth=0
     ).encode(x=x, y=y, text=alt.value(f"#1 {ui_text(lang, 'first_choice')}"))
-    return alt.layer(front, dots, ring, label).properties(height=HEIGHT)
+    chart = alt.layer(front, dots, ring, label).properties(height=HEIGHT)
+    spec = chart.to_dict()  # validated against the Vega-Lite schema here
+    if spec.get("data") != {"values": []} or any("data" in layer for layer in spec["layer"]):
+        raise RuntimeError("the cost chart's layers must share the chart's one dataset")
+    return json.dumps(spec)

@@ -57,7 +57,7 @@ def test_points_carry_the_rows_figures_as_the_table_writes_them() -> None:
 
 
 def test_the_chart_layers_front_points_and_the_ringed_first_choice() -> None:
-    spec = cost_chart(cost_points(_options(), "fr"), "fr").to_dict()
+    spec = cost_chart(cost_points(_options(), "fr"), "fr")
     front, dots, ring, label = spec["layer"]
     assert front["mark"]["type"] == "line" and front["transform"] == [{"filter": "datum.pareto"}]
     assert dots["encoding"]["color"]["field"] == "gpu"
@@ -92,3 +92,37 @@ def test_axis_numbers_use_the_locales_separators() -> None:
     assert axis_labels("de").endswith(
         'regexp("\\\\.", \'g\'), ","), regexp("\\u0001", \'g\'), ".")'
     )
+
+
+def test_a_chart_is_valid_vega_lite_with_its_own_points_only() -> None:
+    """Charts share a template without data: each gets its own points, and the whole spec,
+    points included, passes Altair's Vega-Lite schema check."""
+    import altair as alt
+
+    options = _options()
+    few = cost_chart(cost_points(options[:3], "en"), "en")
+    many = cost_chart(cost_points(options, "en"), "en")
+    again = cost_chart(cost_points(options[:3], "en"), "en")
+    assert [p["rank"] for p in few["data"]["values"]] == [1, 2, 3]
+    assert [p["rank"] for p in many["data"]["values"]] == [1, 2, 3, 4, 5, 6]
+    assert again == few, "the cached template is copied, never changed"
+    assert all("data" not in layer for layer in many["layer"])
+    alt.LayerChart.from_dict(many, validate=True)  # raises on an invalid spec
+    assert many["layer"][1]["encoding"]["color"]["scale"]["domain"] == [
+        "B200",
+        "H100-SXM",
+        "L4",
+        "MI300X",
+    ]
+
+
+def test_the_points_sit_where_altair_puts_a_charts_data() -> None:
+    """The spec round-trips through Altair's chart model with its points as the chart's data."""
+    import altair as alt
+
+    points = cost_points(_options(), "de")
+    spec = cost_chart(points, "de")
+    template = {**spec, "data": {"values": []}}
+    built = alt.LayerChart.from_dict(template, validate=False)
+    built.data = alt.Data(values=[p.model_dump() for p in points])
+    assert built.to_dict() == spec
