@@ -35,7 +35,8 @@ def plot_value(chart: dict[str, Any] | None) -> AltairPlotData | None:
     theming handles layered charts, ours gets that too."""
     if chart is None:
         return None
-    return AltairPlotData(type="altair", plot=json.dumps(chart, separators=(",", ":")), chart="line")
+    plot = json.dumps(chart, separators=(",", ":"))
+    return AltairPlotData(type="altair", plot=plot, chart="line")
 
 
 class Outputs:
