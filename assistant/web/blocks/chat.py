@@ -66,15 +66,15 @@ def wire_chat(
     job_outputs: list[Any],
     after_turn: list[Any],
 ) -> None:
-    """A turn updates the chat, then the form and panel, then what the browser keeps; an example
+    """A turn updates the chat, then the form, the panel and what the browser keeps; an example
     is sent as if typed; a new conversation clears everything, the saved record included.
     `job_outputs` are the session, chat, form and panel; `after_turn` the form and panel."""
     chatbot, textbox = chat.chatbot, chat.textbox
     inputs = [textbox, answer_lang, web_state]
 
     def finish(dependency: Any) -> None:
-        dependency.then(app.after_turn, [web_state], after_turn, api_visibility="private").then(
-            app.save_browser, [web_state], [browser], api_visibility="private"
+        dependency.then(
+            app.after_turn, [web_state], [*after_turn, browser], api_visibility="private"
         )
 
     respond = app.respond if app.streams else app.answer  # see App.streams
