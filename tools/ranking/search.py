@@ -265,6 +265,12 @@ def search_for(job: EstimateInput, margin: float, estimate_fn: EstimateFn) -> Pl
     return PlanSearch(job, margin, estimate_fn)
 
 
+def forget_searches() -> None:
+    """Drop the plan searches and estimates kept across rankings (benchmarks replay new jobs)."""
+    search_for.cache_clear()
+    _remembered.cache_clear()
+
+
 def _valid_counts(node_counts: range, gpus_per_node: int, family: Family) -> range:
     """The node counts whose GPUs split into whole tensor x pipeline groups, with at least two
     data ranks where the family shards over them (a range: indexable for bisection)."""
