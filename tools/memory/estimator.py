@@ -10,6 +10,7 @@ All sizes are integer bytes; `tools.units` converts them for display.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from tools.architectures.architecture import ModelArch
@@ -39,6 +40,12 @@ from tools.memory.states.model_states import compute_model_states
 
 __all__ = ["estimate", "estimate_for"]
 
+# The activations of a configuration, remembered: they follow from the model, the micro-batch,
+# the recomputation and the tensor degree, not from the data ranks, the ZeRO stage or offload,
+# so the many plans a ranking estimates for one job share a few (frozen; never mutated).
+ACTIVATIONS_CACHE_SIZE = 256
+_activations = lru_cache(maxsize=ACTIVATIONS_CACHE_SIZE)(compute_activations)
+
 
 def estimate(inp: EstimateInput) -> MemoryEstimate:
     """Peak training memory per GPU for `inp`; pure and deterministic.
@@ -50,7 +57,7 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
     if inp.method in LORA_METHODS:
         targets = resolve_targets(inp.stack_model, inp.lora_targets)
     states = compute_model_states(inp.stack_model, states_config(inp, targets))
-    acts = compute_activations(activation_config(inp, targets))
+    acts = _activations(activation_config(inp, targets))
     moments = step_moments(acts, step_inputs(inp, states, acts))
     peak = peak_moment(moments)
     extra = overhead(inp, states, peak)
@@ -111,6 +118,11 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
         engine=inp.effective_engine,
         optimizer_impl=inp.effective_optimizer_impl,
     )
+
+
+def forget_activations() -> None:
+    """Drop the remembered activations (benchmarks time new jobs)."""
+    _activations.cache_clear()
 
 
 def _basis(published: BandGroup | None, band: CalibrationBand | None, device: str) -> str:

@@ -26,6 +26,7 @@ from functools import lru_cache
 from math import gcd
 
 from tools.memory import EstimateInput, MemoryEstimate
+from tools.memory.estimator import forget_activations
 from tools.ranking.plans import (
     EstimateFn,
     NoFit,
@@ -244,10 +245,15 @@ class PlanSearch:
                 return fit, miss
             return None, miss
 
+        # Fewest nodes first: most jobs fit there, and a machine shape sold both alone and as
+        # clusters then shares that estimate; then the most, where a miss is reported.
+        found, miss = attempt(counts[0])
+        if found is not None or len(counts) == 1:
+            return found, None if found is not None else miss
         found, miss = attempt(counts[-1])
         if found is None:
             return None, miss
-        low, high = 0, len(counts) - 1  # counts[high] fits
+        low, high = 1, len(counts) - 1  # counts[0] misses, counts[high] fits
         while low < high:
             middle = (low + high) // 2
             fit, _ = attempt(counts[middle])
@@ -266,9 +272,11 @@ def search_for(job: EstimateInput, margin: float, estimate_fn: EstimateFn) -> Pl
 
 
 def forget_searches() -> None:
-    """Drop the plan searches and estimates kept across rankings (benchmarks replay new jobs)."""
+    """Drop the plan searches, estimates and activations kept across rankings (benchmarks
+    replay new jobs)."""
     search_for.cache_clear()
     _remembered.cache_clear()
+    forget_activations()
 
 
 def _valid_counts(node_counts: range, gpus_per_node: int, family: Family) -> range:
