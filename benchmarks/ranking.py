@@ -3,7 +3,7 @@ rows.
 
     .venv/bin/python benchmarks/ranking.py [--repeat 7] [--rows 100000] [--update-readme]
     .venv/bin/python benchmarks/ranking.py --chat [--sessions 50] [--repeat 7]
-        [--chat-save FILE | --chat-load FILE] [--chat-dump FILE]
+        [--chat-save FILE | --chat-load FILE] [--chat-dump FILE] [--gc-threshold 10000,20,50]
 
 Catalogs:
 - real: the project's built-in catalog merged with every SkyPilot row in ../shared/catalogs/skypilot
@@ -19,9 +19,11 @@ materialised as full results (None = all of them).
 it makes is recorded (request, catalog rows, `now`); then the heap is frozen as a served worker
 freezes it after its warm-up, and each recorded call is replayed `--repeat` times as a new
 turn's job (no estimate, plan search or shape result kept from another ranking: as the chat
-ranks a job the first time). Reported: median CPU ms per ranking, the cycle collector's share,
-and the median CPU s of a pass over all of them; `--chat-dump` writes each result's JSON, one
-per line, to compare two versions on the same recording (`--chat-save` / `--chat-load`).
+ranks a job the first time), and then in conversation order with what the conversation's
+earlier turns kept (as the chat ranked them). Reported: median CPU ms per ranking, the cycle
+collector's share, and the median CPU s of a pass over all of them. `--chat-dump` writes each
+result's JSON, one per line, to compare two versions on the same recording (`--chat-save`,
+`--chat-load`); `--gc-threshold` sets the collector's thresholds for the replay.
 """
 
 from __future__ import annotations
@@ -157,8 +159,9 @@ def measure(
     return lines
 
 
-# One recorded ranking of a chat turn: the request, the catalog rows, `now` and the stale days.
-ChatCall = tuple[RankRequest, list[Instance], datetime | None, int]
+# One recorded ranking of a chat turn: its conversation's index, the request, the catalog rows,
+# `now` and the stale days.
+ChatCall = tuple[int, RankRequest, list[Instance], datetime | None, int]
 
 
 def record_chat(sessions: int) -> tuple[list[ChatCall], object]:
@@ -172,10 +175,11 @@ def record_chat(sessions: int) -> tuple[list[ChatCall], object]:
 
     calls: list[ChatCall] = []
     original = advice.rank
+    index = 0
 
     def recording(request: Any, instances: Any, *args: Any, **kwargs: Any) -> RankResult:
         now, stale = kwargs.get("now"), kwargs.get("stale_price_days", DEFAULT_STALE_PRICE_DAYS)
-        calls.append((request, list(instances), now, stale))
+        calls.append((index, request, list(instances), now, stale))
         return original(request, instances, *args, **kwargs)
 
     assistant = Assistant(Settings(data_dir=Path(tempfile.mkdtemp(prefix="rank-chat-"))))
@@ -211,27 +215,30 @@ class CollectorClock:
             self.seconds += time.process_time() - self._start
 
 
-def replay_chat(calls: list[ChatCall], repeat: int) -> dict[str, float]:
-    """CPU figures of ranking every call as a new job, `repeat` passes (one untimed first)."""
-    for request, instances, now, stale in calls:
-        forget_jobs()
-        rank(request, instances, now=now, stale_price_days=stale)
+def replay_chat(calls: list[ChatCall], repeat: int, in_order: bool) -> dict[str, float]:
+    """CPU figures of `repeat` timed passes over `calls` (after an untimed one). Each ranking
+    starts with nothing kept from other rankings (a new job), or with `in_order` from what its
+    conversation's earlier turns kept (as the chat ranked it: a turn that keeps the job reuses
+    its estimates and plan searches)."""
+    clock = CollectorClock()
     per_call: list[float] = []
     passes: list[float] = []
-    clock = CollectorClock()
-    gc.callbacks.append(clock)
-    try:
-        for _ in range(repeat):
-            total = 0.0
-            for request, instances, now, stale in calls:
+    for timed_pass in [False] + [True] * repeat:
+        total, session = 0.0, -1
+        if timed_pass:
+            gc.callbacks.append(clock)
+        for index, request, instances, now, stale in calls:
+            if not in_order or index != session:
                 forget_jobs()
-                start = time.process_time()
-                rank(request, instances, now=now, stale_price_days=stale)
+                session = index
+            start = time.process_time()
+            rank(request, instances, now=now, stale_price_days=stale)
+            total += time.process_time() - start
+            if timed_pass:
                 per_call.append(time.process_time() - start)
-                total += per_call[-1]
+        if timed_pass:
+            gc.callbacks.remove(clock)
             passes.append(total)
-    finally:
-        gc.callbacks.remove(clock)
     return {
         "median_ms": statistics.median(per_call) * 1e3,
         "mean_ms": statistics.fmean(per_call) * 1e3,
@@ -254,20 +261,27 @@ def run_chat(args: argparse.Namespace) -> int:
             args.chat_save.write_bytes(pickle.dumps(calls))
     if args.chat_dump:
         with args.chat_dump.open("w", encoding="utf-8") as out:
-            for request, instances, now, stale in calls:
+            for _, request, instances, now, stale in calls:
                 forget_jobs()
                 result = rank(request, instances, now=now, stale_price_days=stale)
                 out.write(result.model_dump_json() + "\n")
     gc.collect()
     gc.freeze()  # as a served worker does after its warm-up
-    got = replay_chat(calls, args.repeat)
+    if args.gc_threshold:
+        gc.set_threshold(*(int(n) for n in args.gc_threshold.split(",")))
     print(
         f"chat-turn rankings: {len(calls)} x {args.repeat} passes, load average"
-        f" {os.getloadavg()[0]:.2f}: median {got['median_ms']:.2f} CPU ms per ranking (mean"
-        f" {got['mean_ms']:.2f}, of which the cycle collector {got['collector_ms']:.2f}), median"
-        f" pass {got['pass_s']:.3f} CPU s",
+        f" {os.getloadavg()[0]:.2f}, collector thresholds {gc.get_threshold()}",
         flush=True,
     )
+    for name, in_order in (("new job each", False), ("in conversation order", True)):
+        got = replay_chat(calls, args.repeat, in_order)
+        print(
+            f"  {name}: median {got['median_ms']:.2f} CPU ms per ranking (mean"
+            f" {got['mean_ms']:.2f}, of which the cycle collector {got['collector_ms']:.2f}),"
+            f" median pass {got['pass_s']:.3f} CPU s",
+            flush=True,
+        )
     del keep
     gc.unfreeze()
     return 0
@@ -280,6 +294,9 @@ def add_chat_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chat-save", type=Path, help="write the recorded rankings here")
     parser.add_argument("--chat-load", type=Path, help="replay these recorded rankings")
     parser.add_argument("--chat-dump", type=Path, help="write each result's JSON here")
+    parser.add_argument(
+        "--gc-threshold", help="the cycle collector's thresholds while replaying, e.g. 10000,20,50"
+    )
 
 
 def update_readme(table: list[str], command: str, real: str) -> None:
