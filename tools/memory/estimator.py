@@ -38,7 +38,7 @@ from tools.memory.stacks.reporting import overhead
 from tools.memory.states.inventory import PhysicalLinear, resolve_targets
 from tools.memory.states.model_states import compute_model_states
 
-__all__ = ["estimate", "estimate_for"]
+__all__ = ["estimate", "estimate_figures", "estimate_for"]
 
 # The activations of a configuration, remembered: they follow from the model, the micro-batch,
 # the recomputation and the tensor degree, not from the data ranks, the ZeRO stage or offload,
@@ -53,6 +53,17 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
     `per_gpu` is what is live at the step's largest moment (see tools.memory.peak) plus the
     overhead; every moment is listed in `moments`.
     """
+    return _estimate(inp, described=True)
+
+
+def estimate_figures(inp: EstimateInput) -> MemoryEstimate:
+    """`estimate` without its sentences: every figure the same, `assumptions` empty (writing
+    them is about a fifth of an estimate's CPU). For searches that size many plans of one job
+    and show the assumptions of none of them (`tools.ranking.search`)."""
+    return _estimate(inp, described=False)
+
+
+def _estimate(inp: EstimateInput, described: bool) -> MemoryEstimate:
     targets: tuple[PhysicalLinear, ...] = ()
     if inp.method in LORA_METHODS:
         targets = resolve_targets(inp.stack_model, inp.lora_targets)
@@ -114,7 +125,9 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
         figures=extra.figures,
         uncertainty=uncertainty,
         uncertainty_basis=_basis(published, band, inp.device),
-        assumptions=describe(inp, states, targets, acts, peak.name, band, published, extra.figures),
+        assumptions=describe(inp, states, targets, acts, peak.name, band, published, extra.figures)
+        if described
+        else [],
         engine=inp.effective_engine,
         optimizer_impl=inp.effective_optimizer_impl,
     )

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import gcd
 
-from tools.memory import EstimateInput, MemoryEstimate
-from tools.memory.estimator import forget_activations
+from tools.memory import EstimateInput, MemoryEstimate, estimate
+from tools.memory.estimator import estimate_figures, forget_activations
 from tools.ranking.plans import (
     EstimateFn,
     NoFit,
@@ -37,6 +37,9 @@ from tools.ranking.plans import (
     plan_input,
 )
 
+# Estimators with a cheaper form for plan searches: the same figures without the sentences
+# (a ranking shows the assumptions of one estimate per job, `PlanSearch.described`).
+_FIGURES_ONLY: dict[EstimateFn, EstimateFn] = {estimate: estimate_figures}
 NO_OFFLOAD_OPTIMIZERS = frozenset({"adamw-8bit", "paged-adamw-8bit"})
 ESTIMATE_CACHE_SIZE = 4096  # estimates kept across rankings (a few KB each)
 _DEGREES = (2, 4, 8, 16, 32, 64, 128)
@@ -80,13 +83,25 @@ class PlanSearch:
     def estimate(
         self, plan: PlanName, gpu_count: int, tensor: int | None = None, pipeline: int = 1
     ) -> MemoryEstimate:
-        """The estimator's answer for this plan on `gpu_count` GPUs (cached)."""
+        """The estimator's figures for this plan on `gpu_count` GPUs (cached); the built-in
+        estimator's assumptions are left out unless `described` made this estimate first."""
         tp = self._job.tensor_parallel if tensor is None else tensor
         key = (plan, gpu_count, tp, pipeline)
         found = self._cache.get(key)
         if found is None:
-            found = _remembered(self._estimate_fn, self._job, plan, gpu_count, tp, pipeline)
+            estimator = _FIGURES_ONLY.get(self._estimate_fn, self._estimate_fn)
+            found = _remembered(estimator, self._job, plan, gpu_count, tp, pipeline)
             self._cache[key] = found
+        return found
+
+    def described(
+        self, plan: PlanName, gpu_count: int, tensor: int | None = None
+    ) -> MemoryEstimate:
+        """The estimator's whole answer, assumptions included, for this plan on `gpu_count`
+        GPUs (cached; `estimate` then returns it too)."""
+        tp = self._job.tensor_parallel if tensor is None else tensor
+        found = _remembered(self._estimate_fn, self._job, plan, gpu_count, tp, 1)
+        self._cache[(plan, gpu_count, tp, 1)] = found  # the same figures
         return found
 
     def need(self, plan: PlanName, gpu_count: int, tensor: int, pipeline: int) -> int:
