@@ -79,6 +79,7 @@ class PlanSearch:
         self._cache: dict[tuple[str, int, int, int], MemoryEstimate] = {}
         self._fits: dict[tuple[int, float, range], PlanFit | NoFit | None] = {}
         self._offload_fits: dict[tuple[int, float, range, float | None], PlanFit | NoFit] = {}
+        self._family_lists: dict[int, list[Family]] = {}  # by GPUs per node
 
     def estimate(
         self, plan: PlanName, gpu_count: int, tensor: int | None = None, pipeline: int = 1
@@ -141,7 +142,9 @@ class PlanSearch:
         """
         key = (gpus_per_node, vram_bytes, node_counts)
         if key not in self._fits:
-            families = list(self._families(gpus_per_node))
+            families = self._family_lists.get(gpus_per_node)
+            if families is None:  # the same for every VRAM size and node range
+                families = self._family_lists[gpus_per_node] = list(self._families(gpus_per_node))
             self._fits[key] = self._first(families, gpus_per_node, vram_bytes, node_counts, None)
         found = self._fits[key]
         if isinstance(found, PlanFit) or found is None or not self.offload_possible:
