@@ -272,6 +272,13 @@ class PlanSearch:
         if found is None:
             return None, miss
         low, high = 1, len(counts) - 1  # counts[0] misses, counts[high] fits
+        probe = 1
+        while probe < high:  # galloping (indices 1, 2, 4, ...): few nodes are the usual answer
+            fit, _ = attempt(counts[probe])
+            if fit is not None:
+                high, found = probe, fit
+                break
+            low, probe = probe + 1, probe * 2
         while low < high:
             middle = (low + high) // 2
             fit, _ = attempt(counts[middle])
