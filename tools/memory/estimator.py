@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from tools.architectures.architecture import ModelArch
-from tools.memory.activations import compute_activations
+from tools.memory.activations import Activations, compute_activations
 from tools.memory.assemble import (
     activation_config,
     activations_detail,
@@ -26,8 +26,10 @@ from tools.memory.assumptions import describe
 from tools.memory.bands.calibration import CalibrationBand, calibration_band
 from tools.memory.bands.published_band import BandGroup, band_for
 from tools.memory.inputs import LORA_METHODS, EstimateInput
+from tools.memory.layers import ActivationConfig
 from tools.memory.peak import peak_moment, step_moments
 from tools.memory.results import (
+    ActivationsDetail,
     HostRam,
     MemoryBreakdown,
     MemoryEstimate,
@@ -40,11 +42,17 @@ from tools.memory.states.model_states import compute_model_states
 
 __all__ = ["estimate", "estimate_figures", "estimate_for"]
 
-# The activations of a configuration, remembered: they follow from the model, the micro-batch,
-# the recomputation and the tensor degree, not from the data ranks, the ZeRO stage or offload,
-# so the many plans a ranking estimates for one job share a few (frozen; never mutated).
 ACTIVATIONS_CACHE_SIZE = 256
-_activations = lru_cache(maxsize=ACTIVATIONS_CACHE_SIZE)(compute_activations)
+
+
+@lru_cache(maxsize=ACTIVATIONS_CACHE_SIZE)
+def _activations(cfg: ActivationConfig) -> tuple[Activations, ActivationsDetail]:
+    """The activations of a configuration and their detail, remembered: they follow from the
+    model, the micro-batch, the recomputation and the tensor degree, not from the data ranks,
+    the ZeRO stage or offload, so the many plans a ranking estimates for one job share a few.
+    Shared by the estimates made from them: never mutated."""
+    acts = compute_activations(cfg)
+    return acts, activations_detail(acts)
 
 
 def estimate(inp: EstimateInput) -> MemoryEstimate:
@@ -68,7 +76,7 @@ def _estimate(inp: EstimateInput, described: bool) -> MemoryEstimate:
     if inp.method in LORA_METHODS:
         targets = resolve_targets(inp.stack_model, inp.lora_targets)
     states = compute_model_states(inp.stack_model, states_config(inp, targets))
-    acts = _activations(activation_config(inp, targets))
+    acts, acts_detail = _activations(activation_config(inp, targets))
     moments = step_moments(acts, step_inputs(inp, states, acts))
     peak = peak_moment(moments)
     extra = overhead(inp, states, peak)
@@ -108,7 +116,7 @@ def _estimate(inp: EstimateInput, described: bool) -> MemoryEstimate:
             qlora_lm_head_dequant=states.lm_head_dequant,
             optimizer_step_temporaries=states.step_temporaries,
         ),
-        activations=activations_detail(acts),
+        activations=acts_detail,
         overhead=extra.detail,
         peak_moment=peak.name,
         moments=[
