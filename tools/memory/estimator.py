@@ -38,7 +38,7 @@ from tools.memory.results import (
 )
 from tools.memory.stacks.reporting import overhead
 from tools.memory.states.inventory import PhysicalLinear, resolve_targets
-from tools.memory.states.model_states import compute_model_states
+from tools.memory.states.model_states import compute_model_states, forget_rank_states
 
 __all__ = ["estimate", "estimate_figures", "estimate_for"]
 
@@ -141,9 +141,11 @@ def _estimate(inp: EstimateInput, described: bool) -> MemoryEstimate:
     )
 
 
-def forget_activations() -> None:
-    """Drop the remembered activations (benchmarks time new jobs)."""
+def forget_remembered() -> None:
+    """Drop what estimates remember per job: activations, a tensor-parallel rank's model states
+    (benchmarks time new jobs)."""
     _activations.cache_clear()
+    forget_rank_states()
 
 
 def _basis(published: BandGroup | None, band: CalibrationBand | None, device: str) -> str:

@@ -26,7 +26,7 @@ from functools import lru_cache
 from math import gcd
 
 from tools.memory import EstimateInput, MemoryEstimate, estimate
-from tools.memory.estimator import estimate_figures, forget_activations
+from tools.memory.estimator import estimate_figures, forget_remembered
 from tools.ranking.plans import (
     EstimateFn,
     NoFit,
@@ -297,11 +297,11 @@ def search_for(job: EstimateInput, margin: float, estimate_fn: EstimateFn) -> Pl
 
 
 def forget_searches() -> None:
-    """Drop the plan searches, estimates and activations kept across rankings (benchmarks
-    replay new jobs)."""
+    """Drop the plan searches and estimates kept across rankings, and what the estimator
+    remembers per job (benchmarks replay new jobs)."""
     search_for.cache_clear()
     _remembered.cache_clear()
-    forget_activations()
+    forget_remembered()
 
 
 def _valid_counts(node_counts: range, gpus_per_node: int, family: Family) -> range:

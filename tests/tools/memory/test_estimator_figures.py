@@ -9,7 +9,7 @@ import pytest
 
 from tests.fakes.jobs import bare_input
 from tools.memory import estimate
-from tools.memory.estimator import estimate_figures, forget_activations
+from tools.memory.estimator import estimate_figures, forget_remembered
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B"
 JOBS: list[dict[str, Any]] = [
@@ -33,14 +33,16 @@ def test_figures_are_the_estimate_without_its_sentences(settings: dict[str, Any]
     ), "every figure is the estimate's"
 
 
-def test_remembered_activations_change_no_estimate() -> None:
-    """Estimates of plans that share activations (same job, other data ranks and ZeRO stages)
-    equal the ones made with nothing remembered."""
+def test_remembered_activations_and_rank_states_change_no_estimate() -> None:
+    """Estimates of plans that share activations and a rank's model states (same job, other
+    data ranks, ZeRO stages and offload) equal the ones made with nothing remembered."""
     plans = [bare_input(model=LLAMA_8B, zero_stage=z, num_gpus=n) for z in (0, 2, 3)
              for n in (2, 8)]  # fmt: skip
-    forget_activations()
+    plans += [bare_input(model=LLAMA_8B, zero_stage=3, num_gpus=4, offload_optimizer=True)]
+    plans += [bare_input(model=LLAMA_8B, method="qlora", num_gpus=n) for n in (1, 4)]
+    forget_remembered()
     cold = [estimate(plan_job).model_dump_json() for plan_job in plans]
     warm = [estimate(plan_job).model_dump_json() for plan_job in plans]
-    forget_activations()
+    forget_remembered()
     reversed_order = [estimate(plan_job).model_dump_json() for plan_job in reversed(plans)]
     assert cold == warm == list(reversed(reversed_order))
