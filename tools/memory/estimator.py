@@ -34,7 +34,6 @@ from tools.memory.results import (
     MemoryBreakdown,
     MemoryEstimate,
     ModelStatesDetail,
-    MomentBytes,
 )
 from tools.memory.stacks.reporting import overhead
 from tools.memory.states.inventory import PhysicalLinear, resolve_targets
@@ -119,15 +118,17 @@ def _estimate(inp: EstimateInput, described: bool) -> MemoryEstimate:
         activations=acts_detail,
         overhead=extra.detail,
         peak_moment=peak.name,
+        # as plain fields: validated into MomentBytes with the estimate, in one pass (the same
+        # checks as a MomentBytes(...) each, without a Python call per moment)
         moments=[
-            MomentBytes(
-                name=m.name,
-                weights=m.weights,
-                gradients=m.gradients,
-                optimizer=m.optimizer,
-                activations=m.activations,
-                total=m.total,
-            )
+            {
+                "name": m.name,
+                "weights": m.weights,
+                "gradients": m.gradients,
+                "optimizer": m.optimizer,
+                "activations": m.activations,
+                "total": m.total,
+            }
             for m in moments
         ],
         figures=extra.figures,
