@@ -68,7 +68,7 @@ from tools.units import GIB
 __all__ = ["rank"]
 
 _gpu = lru_cache(maxsize=256)(lookup_gpu)  # the catalog names few GPUs, many times
-GC_PAUSE_ROWS = 2_000  # catalogs this large or larger are ranked with the cycle collector paused
+GC_PAUSE_ROWS = 500  # catalogs this large or larger are ranked with the cycle collector paused
 
 
 # The fields that decide plan, speed and spot course (the machine shape), and the price terms;
@@ -163,8 +163,9 @@ def _cyclic_gc_paused(pause: bool) -> Iterator[None]:
     a large catalog each batch of new objects triggers collections that rescan it: on 100k rows
     (`benchmarks/ranking.py`, every row ranked) 1.6-1.8 s of CPU paused, 3.1-3.5 s not. On the
     built-in catalog it only defers the same young collection to its end (chat-turn replay:
-    the same CPU either way), so small catalogs are not paused (`GC_PAUSE_ROWS`). The
-    previous state is restored, also on errors."""
+    the same CPU either way), so small catalogs are not paused (`GC_PAUSE_ROWS`: the built-in
+    catalog's 140 rows are not, the real catalogs' 833 and more still are). The previous state
+    is restored, also on errors."""
     was_enabled = gc.isenabled()
     if pause:
         gc.disable()
