@@ -2,6 +2,8 @@
 rows.
 
     .venv/bin/python benchmarks/ranking.py [--repeat 7] [--rows 100000] [--update-readme]
+    .venv/bin/python benchmarks/ranking.py --chat [--sessions 50] [--repeat 7]
+        [--chat-save FILE | --chat-load FILE] [--chat-dump FILE] [--gc-threshold 10000,20,50]
 
 Catalogs:
 - real: the project's built-in catalog merged with every SkyPilot row in ../shared/catalogs/skypilot
@@ -11,27 +13,43 @@ Catalogs:
 Each job is ranked once to warm the caches (imports, GPU table, estimates), then `--repeat` times;
 the median is reported, and the cold first call next to it. `top` is the number of ranked rows
 materialised as full results (None = all of them).
+
+`--chat`: the rankings of chat turns instead: the load benchmark's conversations
+(`benchmarks.load.message`) run through the assistant in this process and every `rank` call
+it makes is recorded (request, catalog rows, `now`); then the heap is frozen as a served worker
+freezes it after its warm-up, and each recorded call is replayed `--repeat` times as a new
+turn's job (no estimate, plan search or shape result kept from another ranking: as the chat
+ranks a job the first time), and then in conversation order with what the conversation's
+earlier turns kept (as the chat ranked them). Reported: median CPU ms per ranking, the cycle
+collector's share, and the median CPU s of a pass over all of them. `--chat-dump` writes each
+result's JSON, one per line, to compare two versions on the same recording (`--chat-save`,
+`--chat-load`); `--gc-threshold` sets the collector's thresholds for the replay.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
+import pickle
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from tools.catalog import builtin_catalog
-from tools.catalog.instances import Catalog, Instance
+from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS, Catalog, Instance
 from tools.catalog.store import import_catalog
 from tools.memory import EstimateInput
 from tools.ranking import RankRequest, RankResult, Workload, rank
 from tools.ranking.prepare import forget_shapes
+from tools.ranking.search import forget_searches
 
 REPO = Path(__file__).resolve().parents[1]
 SKYPILOT = REPO.parent / "shared" / "catalogs" / "skypilot"
@@ -141,6 +159,146 @@ def measure(
     return lines
 
 
+# One recorded ranking of a chat turn: its conversation's index, the request, the catalog rows,
+# `now` and the stale days.
+ChatCall = tuple[int, RankRequest, list[Instance], datetime | None, int]
+
+
+def record_chat(sessions: int) -> tuple[list[ChatCall], object]:
+    """Every `rank` call the assistant makes for `sessions` of the load benchmark's
+    conversations (ten turns each, in order), and the assistant (kept alive by the caller, so
+    the heap holds what a served worker holds)."""
+    import tools.advice.request as advice  # rank_job calls `rank` through this module's name
+    from assistant.agent.conversation import Assistant, Session
+    from assistant.settings import Settings
+    from benchmarks.load import SCRIPTS, message
+
+    calls: list[ChatCall] = []
+    original = advice.rank
+    index = 0
+
+    def recording(request: Any, instances: Any, *args: Any, **kwargs: Any) -> RankResult:
+        now, stale = kwargs.get("now"), kwargs.get("stale_price_days", DEFAULT_STALE_PRICE_DAYS)
+        calls.append((index, request, list(instances), now, stale))
+        return original(request, instances, *args, **kwargs)
+
+    assistant = Assistant(Settings(data_dir=Path(tempfile.mkdtemp(prefix="rank-chat-"))))
+    advice.rank = recording
+    try:
+        for index in range(sessions):
+            session = Session()
+            for turn in range(len(SCRIPTS["en"])):
+                lang, text = message(index, turn)
+                list(assistant.respond(text, session, lang=lang))
+    finally:
+        advice.rank = original
+    return calls, assistant
+
+
+def forget_jobs() -> None:
+    """Drop everything rankings keep per job (shape results, plan searches, estimates)."""
+    forget_shapes()
+    forget_searches()
+
+
+class CollectorClock:
+    """CPU seconds spent in the cycle collector while installed (`gc.callbacks`)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._start
+
+
+def replay_chat(calls: list[ChatCall], repeat: int, in_order: bool) -> dict[str, float]:
+    """CPU figures of `repeat` timed passes over `calls` (after an untimed one). Each ranking
+    starts with nothing kept from other rankings (a new job), or with `in_order` from what its
+    conversation's earlier turns kept (as the chat ranked it: a turn that keeps the job reuses
+    its estimates and plan searches)."""
+    clock = CollectorClock()
+    per_call: list[float] = []
+    passes: list[float] = []
+    for timed_pass in [False] + [True] * repeat:
+        total, session = 0.0, -1
+        if timed_pass:
+            gc.callbacks.append(clock)
+        for index, request, instances, now, stale in calls:
+            if not in_order or index != session:
+                forget_jobs()
+                session = index
+            start = time.process_time()
+            rank(request, instances, now=now, stale_price_days=stale)
+            total += time.process_time() - start
+            if timed_pass:
+                per_call.append(time.process_time() - start)
+        if timed_pass:
+            gc.callbacks.remove(clock)
+            passes.append(total)
+    return {
+        "median_ms": statistics.median(per_call) * 1e3,
+        "mean_ms": statistics.fmean(per_call) * 1e3,
+        "collector_ms": clock.seconds / len(per_call) * 1e3,
+        "pass_s": statistics.median(passes),
+    }
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    """The `--chat` benchmark (see the module docstring)."""
+    keep: object = None
+    if args.chat_load:
+        calls = pickle.loads(args.chat_load.read_bytes())
+        print(f"loaded {len(calls)} recorded rankings from {args.chat_load}", flush=True)
+    else:
+        print(f"recording the rankings of {args.sessions} conversations ...", flush=True)
+        calls, keep = record_chat(args.sessions)
+        print(f"  {len(calls)} rankings recorded", flush=True)
+        if args.chat_save:
+            args.chat_save.write_bytes(pickle.dumps(calls))
+    if args.chat_dump:
+        with args.chat_dump.open("w", encoding="utf-8") as out:
+            for _, request, instances, now, stale in calls:
+                forget_jobs()
+                result = rank(request, instances, now=now, stale_price_days=stale)
+                out.write(result.model_dump_json() + "\n")
+    gc.collect()
+    gc.freeze()  # as a served worker does after its warm-up
+    if args.gc_threshold:
+        gc.set_threshold(*(int(n) for n in args.gc_threshold.split(",")))
+    print(
+        f"chat-turn rankings: {len(calls)} x {args.repeat} passes, load average"
+        f" {os.getloadavg()[0]:.2f}, collector thresholds {gc.get_threshold()}",
+        flush=True,
+    )
+    for name, in_order in (("new job each", False), ("in conversation order", True)):
+        got = replay_chat(calls, args.repeat, in_order)
+        print(
+            f"  {name}: median {got['median_ms']:.2f} CPU ms per ranking (mean"
+            f" {got['mean_ms']:.2f}, of which the cycle collector {got['collector_ms']:.2f}),"
+            f" median pass {got['pass_s']:.3f} CPU s",
+            flush=True,
+        )
+    del keep
+    gc.unfreeze()
+    return 0
+
+
+def add_chat_options(parser: argparse.ArgumentParser) -> None:
+    """The `--chat` benchmark's options."""
+    parser.add_argument("--chat", action="store_true", help="replay chat-turn rankings")
+    parser.add_argument("--sessions", type=int, default=50, help="conversations to record")
+    parser.add_argument("--chat-save", type=Path, help="write the recorded rankings here")
+    parser.add_argument("--chat-load", type=Path, help="replay these recorded rankings")
+    parser.add_argument("--chat-dump", type=Path, help="write each result's JSON here")
+    parser.add_argument(
+        "--gc-threshold", help="the cycle collector's thresholds while replaying, e.g. 10000,20,50"
+    )
+
+
 def update_readme(table: list[str], command: str, real: str) -> None:
     """Replace the '## Ranking' section of benchmarks/README.md (created when absent)."""
     text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
@@ -203,7 +361,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per case")
     parser.add_argument("--rows", type=int, default=100_000, help="synthetic catalog size")
     parser.add_argument("--update-readme", action="store_true", help="write benchmarks/README.md")
+    add_chat_options(parser)
     args = parser.parse_args(argv)
+    if args.chat:
+        return run_chat(args)
     print("loading catalogs ...", flush=True)
     catalog, composition = real_catalog()
     real = catalog.instances

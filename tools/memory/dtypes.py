@@ -24,6 +24,7 @@ calibration runs in benchmarks/memory_calibration.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tools.memory import constants as c
 
@@ -45,6 +46,7 @@ class SavedDtypes:
     logits: int  # the lm_head output
 
 
+@lru_cache(maxsize=64)  # a few combinations, read for every saved tensor (the result is frozen)
 def saved_dtypes(
     precision: str, engine: str, full: bool, device: str, fp32_base: bool = False
 ) -> SavedDtypes:

@@ -10,10 +10,11 @@ All sizes are integer bytes; `tools.units` converts them for display.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from tools.architectures.architecture import ModelArch
-from tools.memory.activations import compute_activations
+from tools.memory.activations import Activations, compute_activations
 from tools.memory.assemble import (
     activation_config,
     activations_detail,
@@ -25,19 +26,32 @@ from tools.memory.assumptions import describe
 from tools.memory.bands.calibration import CalibrationBand, calibration_band
 from tools.memory.bands.published_band import BandGroup, band_for
 from tools.memory.inputs import LORA_METHODS, EstimateInput
+from tools.memory.layers import ActivationConfig
 from tools.memory.peak import peak_moment, step_moments
 from tools.memory.results import (
+    ActivationsDetail,
     HostRam,
     MemoryBreakdown,
     MemoryEstimate,
     ModelStatesDetail,
-    MomentBytes,
 )
 from tools.memory.stacks.reporting import overhead
 from tools.memory.states.inventory import PhysicalLinear, resolve_targets
-from tools.memory.states.model_states import compute_model_states
+from tools.memory.states.model_states import compute_model_states, forget_rank_states
 
-__all__ = ["estimate", "estimate_for"]
+__all__ = ["estimate", "estimate_figures", "estimate_for"]
+
+ACTIVATIONS_CACHE_SIZE = 256
+
+
+@lru_cache(maxsize=ACTIVATIONS_CACHE_SIZE)
+def _activations(cfg: ActivationConfig) -> tuple[Activations, ActivationsDetail]:
+    """The activations of a configuration and their detail, remembered: they follow from the
+    model, the micro-batch, the recomputation and the tensor degree, not from the data ranks,
+    the ZeRO stage or offload, so the many plans a ranking estimates for one job share a few.
+    Shared by the estimates made from them: never mutated."""
+    acts = compute_activations(cfg)
+    return acts, activations_detail(acts)
 
 
 def estimate(inp: EstimateInput) -> MemoryEstimate:
@@ -46,11 +60,22 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
     `per_gpu` is what is live at the step's largest moment (see tools.memory.peak) plus the
     overhead; every moment is listed in `moments`.
     """
+    return _estimate(inp, described=True)
+
+
+def estimate_figures(inp: EstimateInput) -> MemoryEstimate:
+    """`estimate` without its sentences: every figure the same, `assumptions` empty (writing
+    them is about a fifth of an estimate's CPU). For searches that size many plans of one job
+    and show the assumptions of none of them (`tools.ranking.search`)."""
+    return _estimate(inp, described=False)
+
+
+def _estimate(inp: EstimateInput, described: bool) -> MemoryEstimate:
     targets: tuple[PhysicalLinear, ...] = ()
     if inp.method in LORA_METHODS:
         targets = resolve_targets(inp.stack_model, inp.lora_targets)
     states = compute_model_states(inp.stack_model, states_config(inp, targets))
-    acts = compute_activations(activation_config(inp, targets))
+    acts, acts_detail = _activations(activation_config(inp, targets))
     moments = step_moments(acts, step_inputs(inp, states, acts))
     peak = peak_moment(moments)
     extra = overhead(inp, states, peak)
@@ -90,27 +115,38 @@ def estimate(inp: EstimateInput) -> MemoryEstimate:
             qlora_lm_head_dequant=states.lm_head_dequant,
             optimizer_step_temporaries=states.step_temporaries,
         ),
-        activations=activations_detail(acts),
+        activations=acts_detail,
         overhead=extra.detail,
         peak_moment=peak.name,
+        # as plain fields: validated into MomentBytes with the estimate, in one pass (the same
+        # checks as a MomentBytes(...) each, without a Python call per moment)
         moments=[
-            MomentBytes(
-                name=m.name,
-                weights=m.weights,
-                gradients=m.gradients,
-                optimizer=m.optimizer,
-                activations=m.activations,
-                total=m.total,
-            )
+            {
+                "name": m.name,
+                "weights": m.weights,
+                "gradients": m.gradients,
+                "optimizer": m.optimizer,
+                "activations": m.activations,
+                "total": m.total,
+            }
             for m in moments
         ],
         figures=extra.figures,
         uncertainty=uncertainty,
         uncertainty_basis=_basis(published, band, inp.device),
-        assumptions=describe(inp, states, targets, acts, peak.name, band, published, extra.figures),
+        assumptions=describe(inp, states, targets, acts, peak.name, band, published, extra.figures)
+        if described
+        else [],
         engine=inp.effective_engine,
         optimizer_impl=inp.effective_optimizer_impl,
     )
+
+
+def forget_remembered() -> None:
+    """Drop what estimates remember per job: activations, a tensor-parallel rank's model states
+    (benchmarks time new jobs)."""
+    _activations.cache_clear()
+    forget_rank_states()
 
 
 def _basis(published: BandGroup | None, band: CalibrationBand | None, device: str) -> str:

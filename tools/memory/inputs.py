@@ -11,6 +11,7 @@ was wrong and what is valid.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -45,13 +46,14 @@ from tools.job.limits import (
     zero_alias,
 )
 from tools.memory.activations import DROPOUT_FAMILIES
-from tools.memory.stacks.profiles import MECHANISMS, Mechanisms, resolve_mechanisms
+from tools.memory.stacks.profiles import MECHANISMS, Mechanisms, mechanisms_for
 from tools.memory.states.inventory import resolve_targets
 from tools.units import GIB
 
 __all__ = ["LORA_METHODS", "EstimateInput"]
 
 LORA_METHODS = ("lora", "qlora")
+_MECHANISM_VALUES = attrgetter(*MECHANISMS)  # the job's own values, one C-level call
 _LORA_FIELDS = ("lora_rank", "lora_alpha", "lora_targets", "lora_dropout")
 _QLORA_FIELDS = ("qlora_double_quant", "qlora_keeps_input", "qlora_lm_head")
 _METHOD_AWARE = ("optimizer",)  # fields whose default depends on the method
@@ -222,7 +224,7 @@ class EstimateInput(BaseModel):
     @property
     def mechanisms(self) -> Mechanisms:
         """Every mechanism of the job's stack: the job's values, the profile's for the rest."""
-        return resolve_mechanisms(self.stack, {name: getattr(self, name) for name in MECHANISMS})
+        return mechanisms_for(self.stack, _MECHANISM_VALUES(self))
 
     @property
     def stack_model(self) -> ModelArch:

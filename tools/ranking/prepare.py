@@ -184,7 +184,7 @@ def prepare_job(request: RankRequest, estimate_fn: EstimateFn) -> PreparedJob:
     margin = a.memory_margin
     # a pipeline fills with >= stages micro-batches, so 1F1B keeps `stages` in flight
     search = search_for(job, margin, estimate_fn)
-    base = search.estimate("single", job.tensor_parallel)  # no data parallelism, no sharding
+    base = search.described("single", job.tensor_parallel)  # no data parallelism, no sharding
     total, trainable = int(base.total_params), int(base.trainable_params)
     active = _active_params(job, total)
     tokens = request.workload.total_tokens(job.seq_len)

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import gcd
 
-from tools.memory import EstimateInput, MemoryEstimate
+from tools.memory import EstimateInput, MemoryEstimate, estimate
+from tools.memory.estimator import estimate_figures, forget_remembered
 from tools.ranking.plans import (
     EstimateFn,
     NoFit,
@@ -36,6 +37,9 @@ from tools.ranking.plans import (
     plan_input,
 )
 
+# Estimators with a cheaper form for plan searches: the same figures without the sentences
+# (a ranking shows the assumptions of one estimate per job, `PlanSearch.described`).
+_FIGURES_ONLY: dict[EstimateFn, EstimateFn] = {estimate: estimate_figures}
 NO_OFFLOAD_OPTIMIZERS = frozenset({"adamw-8bit", "paged-adamw-8bit"})
 ESTIMATE_CACHE_SIZE = 4096  # estimates kept across rankings (a few KB each)
 _DEGREES = (2, 4, 8, 16, 32, 64, 128)
@@ -75,17 +79,30 @@ class PlanSearch:
         self._cache: dict[tuple[str, int, int, int], MemoryEstimate] = {}
         self._fits: dict[tuple[int, float, range], PlanFit | NoFit | None] = {}
         self._offload_fits: dict[tuple[int, float, range, float | None], PlanFit | NoFit] = {}
+        self._family_lists: dict[int, list[Family]] = {}  # by GPUs per node
 
     def estimate(
         self, plan: PlanName, gpu_count: int, tensor: int | None = None, pipeline: int = 1
     ) -> MemoryEstimate:
-        """The estimator's answer for this plan on `gpu_count` GPUs (cached)."""
+        """The estimator's figures for this plan on `gpu_count` GPUs (cached); the built-in
+        estimator's assumptions are left out unless `described` made this estimate first."""
         tp = self._job.tensor_parallel if tensor is None else tensor
         key = (plan, gpu_count, tp, pipeline)
         found = self._cache.get(key)
         if found is None:
-            found = _remembered(self._estimate_fn, self._job, plan, gpu_count, tp, pipeline)
+            estimator = _FIGURES_ONLY.get(self._estimate_fn, self._estimate_fn)
+            found = _remembered(estimator, self._job, plan, gpu_count, tp, pipeline)
             self._cache[key] = found
+        return found
+
+    def described(
+        self, plan: PlanName, gpu_count: int, tensor: int | None = None
+    ) -> MemoryEstimate:
+        """The estimator's whole answer, assumptions included, for this plan on `gpu_count`
+        GPUs (cached; `estimate` then returns it too)."""
+        tp = self._job.tensor_parallel if tensor is None else tensor
+        found = _remembered(self._estimate_fn, self._job, plan, gpu_count, tp, 1)
+        self._cache[(plan, gpu_count, tp, 1)] = found  # the same figures
         return found
 
     def need(self, plan: PlanName, gpu_count: int, tensor: int, pipeline: int) -> int:
@@ -125,7 +142,9 @@ class PlanSearch:
         """
         key = (gpus_per_node, vram_bytes, node_counts)
         if key not in self._fits:
-            families = list(self._families(gpus_per_node))
+            families = self._family_lists.get(gpus_per_node)
+            if families is None:  # the same for every VRAM size and node range
+                families = self._family_lists[gpus_per_node] = list(self._families(gpus_per_node))
             self._fits[key] = self._first(families, gpus_per_node, vram_bytes, node_counts, None)
         found = self._fits[key]
         if isinstance(found, PlanFit) or found is None or not self.offload_possible:
@@ -244,10 +263,22 @@ class PlanSearch:
                 return fit, miss
             return None, miss
 
+        # Fewest nodes first: most jobs fit there, and a machine shape sold both alone and as
+        # clusters then shares that estimate; then the most, where a miss is reported.
+        found, miss = attempt(counts[0])
+        if found is not None or len(counts) == 1:
+            return found, None if found is not None else miss
         found, miss = attempt(counts[-1])
         if found is None:
             return None, miss
-        low, high = 0, len(counts) - 1  # counts[high] fits
+        low, high = 1, len(counts) - 1  # counts[0] misses, counts[high] fits
+        probe = 1
+        while probe < high:  # galloping (indices 1, 2, 4, ...): few nodes are the usual answer
+            fit, _ = attempt(counts[probe])
+            if fit is not None:
+                high, found = probe, fit
+                break
+            low, probe = probe + 1, probe * 2
         while low < high:
             middle = (low + high) // 2
             fit, _ = attempt(counts[middle])
@@ -263,6 +294,14 @@ def search_for(job: EstimateInput, margin: float, estimate_fn: EstimateFn) -> Pl
     """The plan search of a job, shared across rankings (a user refining a budget re-ranks the
     same job: its fits are deterministic, so they are searched once)."""
     return PlanSearch(job, margin, estimate_fn)
+
+
+def forget_searches() -> None:
+    """Drop the plan searches and estimates kept across rankings, and what the estimator
+    remembers per job (benchmarks replay new jobs)."""
+    search_for.cache_clear()
+    _remembered.cache_clear()
+    forget_remembered()
 
 
 def _valid_counts(node_counts: range, gpus_per_node: int, family: Family) -> range:

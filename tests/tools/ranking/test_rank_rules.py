@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib
 
 import pytest
 
@@ -27,6 +28,8 @@ from tools.ranking.search import PlanSearch
 from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.flops import block_linear_params
 from tools.units import GIB
+
+rank_module = importlib.import_module("tools.ranking.rank")  # the package exports `rank` itself
 
 
 def _excluded(result: RankResult) -> dict[str, tuple[str, str]]:
@@ -299,7 +302,31 @@ def test_tensor_parallel_jobs() -> None:
     assert result.job.checkpoint_bytes == 12 * 39_976_960, "TP does not change the state size"
 
 
-def test_the_cycle_collector_state_is_restored() -> None:
+def test_only_large_catalogs_pause_the_cycle_collector(monkeypatch: pytest.MonkeyPatch) -> None:
+    def collector_states() -> tuple[EstimateFn, list[bool]]:
+        """A new estimator (so nothing is reused from another ranking) and what it saw."""
+        seen: list[bool] = []
+
+        def watching(inp: EstimateInput) -> MemoryEstimate:
+            seen.append(gc.isenabled())
+            return estimate(inp)
+
+        return watching, seen
+
+    catalog = [*QLORA_CATALOG, instance("eight", "H100-SXM", 8, 24.0)]  # DDP: in the loop
+    small, seen = collector_states()
+    rank(_qlora_request(), catalog, small)
+    assert len(seen) > 2 and all(seen), "a small catalog is ranked with the collector on"
+    monkeypatch.setattr(rank_module, "GC_PAUSE_ROWS", len(catalog))
+    large, seen = collector_states()
+    rank(_qlora_request(), catalog, large)
+    # the job's own estimates come before the rows, the 8-GPU plan's inside the row loop
+    assert seen[0] and not seen[-1], "a catalog of GC_PAUSE_ROWS rows is ranked paused"
+    assert gc.isenabled(), "and re-enabled after it"
+
+
+def test_the_cycle_collector_state_is_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rank_module, "GC_PAUSE_ROWS", 1)  # every catalog pauses it
     assert gc.isenabled(), "pytest runs with the collector on"
     rank(_qlora_request(), QLORA_CATALOG)
     assert gc.isenabled(), "re-enabled after a ranking"

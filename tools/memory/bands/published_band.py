@@ -62,6 +62,7 @@ def published_bands() -> PublishedBands | None:
         return None
 
 
+@cache  # every estimate asks; the bands are read once (`published_bands`)
 def band_for(stack: str, method: str) -> BandGroup | None:
     """The band of the narrowest group with at least MIN_CASES published cases."""
     bands = published_bands()

@@ -30,11 +30,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 from tools.enums import BaseDtype, Loss, SelectiveCheckpointing, Stack
 
-__all__ = ["MECHANISMS", "PROFILES", "Mechanisms", "StackProfile", "resolve_mechanisms"]
+__all__ = [
+    "MECHANISMS",
+    "PROFILES",
+    "Mechanisms",
+    "StackProfile",
+    "mechanisms_for",
+    "resolve_mechanisms",
+]
 
 MECHANISMS: Final = (
     "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
@@ -255,3 +263,11 @@ def resolve_mechanisms(stack: Stack, given: Mapping[str, Any]) -> Mechanisms:
         for name, value in chosen.items()
     }
     return Mechanisms(stack=stack, given=set_by_job, **values)
+
+
+@lru_cache(maxsize=256)
+def mechanisms_for(stack: Stack, values: tuple[Any, ...]) -> Mechanisms:
+    """`resolve_mechanisms` for the job's own values in `MECHANISMS` order (None: not given),
+    remembered: one estimate reads its job's mechanisms several times, and a ranking estimates
+    many plans of one job (the result is frozen)."""
+    return resolve_mechanisms(stack, dict(zip(MECHANISMS, values, strict=True)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from math import ceil
 from typing import cast
 
@@ -172,10 +173,32 @@ def _frozen_weight_bytes(frozen: Iterable[ParamTensor], cfg: StatesConfig) -> in
     return total
 
 
-def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
-    """Weights, gradients and optimizer state on one GPU, plus CPU offload and DDP buckets."""
+@dataclass(frozen=True, slots=True)
+class _RankStates:
+    """The model states of one tensor-parallel rank before ZeRO sharding and offload: the same
+    for every data-parallel plan of a job, so kept (`_rank_states`)."""
+
+    shards: list[tuple[ParamTensor, int]]  # never mutated
+    trainable_elems: int
+    trainable_params: int
+    param_bytes: int  # per trainable element, weights and gradients alike
+    state: int  # bytes of a full-precision optimizer state element
+    weights: int
+    gradients: int
+    optimizer: int
+
+
+# The StatesConfig fields `_rank_states` reads; the others (ZeRO, data ranks, offload, the
+# stack's buckets) only act after it.
+_RANK_FIELDS = ("method", "precision", "optimizer", "lora_rank", "targets", "tensor_parallel",
+                "engine", "frozen_fp32", "qlora_double_quant", "qlora_lm_head")  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def _rank_states(model: ModelArch, cfg: StatesConfig) -> _RankStates:
+    """`cfg` with every field outside `_RANK_FIELDS` at its neutral value (`compute_model_states`
+    passes it so), so the plans of one job share the result."""
     trainable, frozen = _trainable_and_frozen(model, cfg)
-    tp = cfg.tensor_parallel
     full = cfg.method in ("pretrain", "full")
     mixed = cfg.precision in c.MIXED_PRECISIONS
     autocast = full and mixed and cfg.engine == "pytorch"  # fp32 weights are the master
@@ -184,14 +207,36 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         param_bytes = c.FP32
     master = c.FP32_MASTER if (full and mixed and not autocast) else 0
     state = c.BF16 if cfg.precision == "bf16" else c.FP32
-
-    shards = _per_gpu(trainable, tp)
+    shards = _per_gpu(trainable, cfg.tensor_parallel)
     trainable_elems = sum(e * t.count for t, e in shards)
-    weights = param_bytes * trainable_elems + _frozen_weight_bytes(frozen, cfg)
-    gradients = param_bytes * trainable_elems
     optimizer = master * trainable_elems + sum(
         optimizer_state_bytes(cfg.optimizer, t, e, state) for t, e in shards
     )
+    return _RankStates(
+        shards=shards,
+        trainable_elems=trainable_elems,
+        trainable_params=sum(t.total for t in trainable),
+        param_bytes=param_bytes,
+        state=state,
+        weights=param_bytes * trainable_elems + _frozen_weight_bytes(frozen, cfg),
+        gradients=param_bytes * trainable_elems,
+        optimizer=optimizer,
+    )
+
+
+def forget_rank_states() -> None:
+    """Drop the kept `_rank_states` (benchmarks time new jobs)."""
+    _rank_states.cache_clear()
+
+
+def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
+    """Weights, gradients and optimizer state on one GPU, plus CPU offload and DDP buckets."""
+    rank = _rank_states(model, _rank_config(cfg))
+    full = cfg.method in ("pretrain", "full")
+    mixed = cfg.precision in c.MIXED_PRECISIONS
+    param_bytes, state, shards = rank.param_bytes, rank.state, rank.shards
+    trainable_elems = rank.trainable_elems
+    weights, gradients, optimizer = rank.weights, rank.gradients, rank.optimizer
     w, g, o = shard_model_states(weights, gradients, optimizer, cfg.zero_stage, cfg.data_parallel)
     paged = _paged_state(cfg, shards)
 
@@ -220,7 +265,7 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         gathered_gradients=gathered_g,
         dequant_buffer=dequant,
         total_params=total_params(model),
-        trainable_params=sum(t.total for t in trainable),
+        trainable_params=rank.trainable_params,
         unsharded_weights=weights,
         unsharded_gradients=gradients,
         unsharded_optimizer=optimizer,
@@ -230,6 +275,17 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
         largest_gradient=param_bytes * largest[1] if largest else 0,
         deepspeed_buffers=extras.reduce_bucket + extras.prefetch,
         lm_head_dequant=_lm_head_dequant(model, cfg),
+    )
+
+
+def _rank_config(cfg: StatesConfig) -> StatesConfig:
+    """`cfg` reduced to `_RANK_FIELDS` (the rest at StatesConfig's neutral values)."""
+    return StatesConfig(
+        **{name: getattr(cfg, name) for name in _RANK_FIELDS},
+        zero_stage=0,
+        sharding="none",
+        data_parallel=1,
+        offload_optimizer=False,
     )
 
 
