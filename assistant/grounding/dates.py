@@ -70,12 +70,13 @@ _MONTH_YEAR = re.compile(
 _NUMERIC_PATTERNS = 2  # ISO and day.month.year come first; the rest name the month
 
 
-def find_dates(masked: str, text: str) -> tuple[list[ShownDate], str]:
+def find_dates(masked: str, text: str, *, gated: bool = True) -> tuple[list[ShownDate], str]:
     """The dates in `masked` (a copy of `text` with URLs and names blanked out), shown as
-    written in `text`, and `masked` with the dates blanked too (so no number reads them)."""
+    written in `text`, and `masked` with the dates blanked too (so no number reads them).
+    `gated=False` tries every pattern (the check that the month-year gate changes nothing)."""
     dates: list[ShownDate] = []
     for i, pattern in enumerate(_date_patterns()):
-        if i >= _NUMERIC_PATTERNS and not _MONTH_YEAR.search(masked):
+        if gated and i >= _NUMERIC_PATTERNS and not _MONTH_YEAR.search(masked):
             break  # blanking a date never makes a month and a year appear
         matches = list(pattern.finditer(masked))
         for match in matches:

@@ -14,10 +14,8 @@ ranking is deterministic.
 
 from __future__ import annotations
 
-import gc
 import heapq
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from datetime import datetime
 from functools import lru_cache
 from operator import attrgetter
@@ -25,6 +23,7 @@ from typing import Any
 
 from tools.catalog.freshness import price_age, provider_summaries
 from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS, Instance
+from tools.collector import cyclic_gc_paused
 from tools.gpus import GPUSpec, lookup_gpu
 from tools.memory import estimate
 from tools.ranking.costs import (
@@ -115,7 +114,7 @@ def rank(
     shapes = job.shapes  # shared by the rankings of this job (`prepare.shape_caches`)
     rows: list[Row] = []
     excluded: list[Excluded] = []
-    with _cyclic_gc_paused(len(items) >= GC_PAUSE_ROWS):
+    with cyclic_gc_paused(len(items) >= GC_PAUSE_ROWS):
         for inst in items:
             outcome = _outcome(inst, job, screen, shapes)
             if isinstance(outcome, Reject):
@@ -154,26 +153,6 @@ def _age_fields(
     ]
     return {"price_age_days": age.age_days, "price_age_hours": age.age_hours,
             "price_age": age.text, "stale": age.stale, "reasons": reasons}  # fmt: skip
-
-
-@contextmanager
-def _cyclic_gc_paused(pause: bool) -> Iterator[None]:
-    """With `pause`, pause Python's cycle collector while rows are built (reference counting
-    still frees everything). The loop makes one object per row and no reference cycles, but on
-    a large catalog each batch of new objects triggers collections that rescan it: on 100k rows
-    (`benchmarks/ranking.py`, every row ranked) 1.6-1.8 s of CPU paused, 3.1-3.5 s not. On the
-    built-in catalog it only defers the same young collection to its end (chat-turn replay:
-    the same CPU either way), so small catalogs are not paused (`GC_PAUSE_ROWS`: the built-in
-    catalog's 140 rows are not, the real catalogs' 833 and more still are). The previous state
-    is restored, also on errors."""
-    was_enabled = gc.isenabled()
-    if pause:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if pause and was_enabled:
-            gc.enable()
 
 
 def _outcome(

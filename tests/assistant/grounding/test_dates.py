@@ -8,25 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assistant.answers.i18n import LANGUAGES, format_date
-from assistant.grounding.dates import ShownDate, _date_patterns, _month_numbers, find_dates
-
-
-def _every_pattern(masked: str, text: str) -> tuple[list[ShownDate], str]:
-    """find_dates as it was before the month-name patterns could be skipped."""
-    from assistant.grounding.dates import _date_options
-
-    dates: list[ShownDate] = []
-    for pattern in _date_patterns():
-        matches = list(pattern.finditer(masked))
-        for match in matches:
-            options = _date_options(match)
-            if options:
-                dates.append(ShownDate(text[match.start() : match.end()], match.start(), options))
-        if matches:
-            masked = pattern.sub(lambda m: " " * len(m.group()), masked)
-    dates.sort(key=lambda d: d.start)
-    return dates, masked
-
+from assistant.grounding.dates import _month_numbers, find_dates
 
 pieces = st.sampled_from(
     [*sorted(_month_numbers())[:40], "de", "of", "as", "Nov.", "EKİM", "2026", "1999", "12",
@@ -38,7 +20,7 @@ separators = st.sampled_from([" ", "\u00a0", ", ", ". ", "-", "", "\n", "/"])
 @given(st.lists(st.tuples(pieces, separators), max_size=12))
 def test_skipping_the_month_patterns_finds_the_same_dates(parts: list[tuple[str, str]]) -> None:
     text = "".join(piece + sep for piece, sep in parts)
-    assert find_dates(text, text) == _every_pattern(text, text), repr(text)
+    assert find_dates(text, text) == find_dates(text, text, gated=False), repr(text)
 
 
 @given(st.dates(date(1990, 1, 1), date(2100, 12, 31)), st.sampled_from(LANGUAGES))
