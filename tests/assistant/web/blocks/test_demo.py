@@ -68,7 +68,9 @@ def test_the_start_up_heap_is_frozen_after_the_warm_up(monkeypatch: pytest.Monke
     thresholds = gc.get_threshold()
     try:
         frozen = settle_heap()
-        assert frozen == gc.get_freeze_count() > 1000
+        # a frozen object freed by its last reference (another thread of the suite) leaves the
+        # permanent generation, so the count can only fall after the freeze
+        assert 1000 < gc.get_freeze_count() <= frozen
         assert gc.get_threshold() == GC_THRESHOLDS
         alive = {id(o) for o in gc.get_objects()}
         assert id(steps) not in alive, "an object alive at the freeze is not scanned any more"
