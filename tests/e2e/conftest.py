@@ -39,7 +39,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
         settings = make_settings(tmp_path_factory.mktemp("data"), mcp=True)
         demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
-        demo.queue(default_concurrency_limit=app.CONCURRENCY)
+        app.queue_demo(demo)
         options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
         _, url, _ = demo.launch(**options)
         try:

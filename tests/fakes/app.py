@@ -46,7 +46,7 @@ def running_app(settings: Settings, *, queue: bool = True) -> Iterator[str]:
     """The app for `settings` (tiny knowledge base) launched on loopback; yields its URL."""
     demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
     if queue:
-        demo.queue(default_concurrency_limit=app.CONCURRENCY, max_size=app.QUEUE_SIZE)
+        app.queue_demo(demo)
     options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
     _, url, _ = demo.launch(**options)
     try:

@@ -7,7 +7,13 @@ shows is computed by the pure modules of `assistant.web`, tested without Gradio.
 """
 
 from assistant.web.blocks.common import CONCURRENCY, QUEUE_SIZE
-from assistant.web.blocks.demo import build_demo, launch_options, main, settings_from_args
+from assistant.web.blocks.demo import (
+    build_demo,
+    launch_options,
+    main,
+    queue_demo,
+    settings_from_args,
+)
 from assistant.web.blocks.handlers import App
 
 __all__ = [
@@ -17,5 +23,6 @@ __all__ = [
     "build_demo",
     "launch_options",
     "main",
+    "queue_demo",
     "settings_from_args",
 ]

@@ -25,6 +25,11 @@ log = logging.getLogger("assistant.web")
 
 CONCURRENCY = 4  # turns run at once; CPU-bound, so more only adds contention
 QUEUE_SIZE = 256
+# Gradio's default ("auto") sends every waiting event its place in the queue each time an event
+# starts: with 25 turns queued on a worker that is 25 SSE messages per turn, O(n^2) in the queue,
+# about 10 ms of a worker's CPU per turn under a burst (py-spy). Every 2 s instead: the page's
+# "queue 5/25" still moves, a turn costs one message of its own at the join.
+QUEUE_STATUS_EVERY_S = 2.0
 STREAM_INTERVAL_S = 0.1  # answer chunks closer together than this go out in one update
 UPLOAD_LIMIT = "5mb"  # Gradio's hard cap; assistant.web.uploads refuses anything over 1 MB clearly
 OFFLINE_ENV = {

@@ -30,6 +30,7 @@ from assistant.web.blocks.common import (
     OFFLINE_ENV,
     QUEUE_ENV,
     QUEUE_SIZE,
+    QUEUE_STATUS_EVERY_S,
     SET_LOCALE_JS,
     STORAGE_KEY,
     UPLOAD_LIMIT,
@@ -249,6 +250,15 @@ def settings_from_args(argv: Sequence[str] | None = None) -> Settings:
     return Settings(**overrides)
 
 
+def queue_demo(demo: gr.Blocks) -> gr.Blocks:
+    """The app's queue on `demo`: `CONCURRENCY` turns at once, at most `QUEUE_SIZE` waiting,
+    queue places sent every `QUEUE_STATUS_EVERY_S` seconds rather than at every start."""
+    return demo.queue(
+        default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE,
+        status_update_rate=QUEUE_STATUS_EVERY_S,
+    )  # fmt: skip
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     for key, value in {**OFFLINE_ENV, **QUEUE_ENV}.items():
         os.environ.setdefault(key, value)
@@ -257,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     install_log_redaction(settings.secrets())  # no key or password in any log line
     assistant = Assistant(settings)
     demo = build_demo(settings, assistant=assistant)
-    demo.queue(default_concurrency_limit=CONCURRENCY, max_size=QUEUE_SIZE)
+    queue_demo(demo)
     demo.launch(**launch_options(settings), prevent_thread_lock=True)
     # Once the page is served: the first screen needs neither the knowledge base nor a turn's
     # lexicons, and on two cores opening them before would only delay the page.

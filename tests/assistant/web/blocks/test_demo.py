@@ -98,3 +98,18 @@ def test_the_queue_rebuilds_its_unread_monitoring_summary_rarely(
         gr.Textbox()
     queue = Queue(False, 1, 1.0, None, blocks)
     assert queue.ANAYLTICS_CACHE_FREQUENCY == 1000
+
+
+def test_the_queue_sends_queue_places_on_a_timer_not_at_every_start() -> None:
+    """Gradio's "auto" status updates message every waiting event whenever one starts (25
+    messages a turn with 25 queued); the app's queue sends them every QUEUE_STATUS_EVERY_S."""
+    import gradio as gr
+
+    from assistant.web.blocks.common import CONCURRENCY, QUEUE_SIZE, QUEUE_STATUS_EVERY_S
+
+    with gr.Blocks() as blocks:
+        gr.Textbox()
+    assert demo.queue_demo(blocks) is blocks
+    queue = blocks._queue
+    assert (queue.live_updates, queue.update_intervals) == (False, QUEUE_STATUS_EVERY_S)
+    assert (queue.default_concurrency_limit, queue.max_size) == (CONCURRENCY, QUEUE_SIZE)
