@@ -56,6 +56,7 @@ __all__ = [
     "endpoint",
     "launch_options",
     "main",
+    "queue_demo",
     "settings_from_args",
     "settle_heap",
     "start_up",
