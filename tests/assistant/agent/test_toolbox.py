@@ -343,3 +343,31 @@ def test_the_injected_runtime_reaches_the_tool_but_is_never_dumped(
     args = schema.model_validate({"model": "7B", "runtime": runtime})
     assert args.model_dump()["runtime"] is None
     assert getattr(args, "runtime") is runtime  # noqa: B009 - a field of a generated model
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+def test_langchain_reads_one_injected_argument_from_plain_annotations(
+    tools: dict[str, BaseTool], name: str
+) -> None:
+    """LangChain reads the schema's signature at every call to find injected arguments: it
+    sees `runtime` as injected and every other field as Any (nothing to rebuild per call),
+    while validation keeps the fields' real types."""
+    from langchain_core.tools.base import _is_injected_arg_type, get_all_basemodel_annotations
+
+    schema = tools[name].args_schema
+    assert isinstance(schema, type) and issubclass(schema, BaseModel)
+    seen = get_all_basemodel_annotations(schema)
+    assert set(seen) == set(schema.model_fields)
+    assert [k for k, v in seen.items() if _is_injected_arg_type(v)] == ["runtime"]
+    assert {v for k, v in seen.items() if k != "runtime"} <= {Any}
+    typed = [f for f in schema.model_fields.values() if f.annotation is not Any]
+    assert len(typed) == len(schema.model_fields) - 1, "only runtime is untyped"
+
+
+def test_a_wrongly_typed_argument_is_still_refused(tools: dict[str, BaseTool]) -> None:
+    call = {"name": "rank_instances", "args": {"model": "7B", "tokens": "lots"},
+            "id": "c1", "type": "tool_call"}  # fmt: skip
+    message = tools["rank_instances"].invoke(call)
+    assert isinstance(message, ToolMessage)
+    error = json.loads(str(message.content))["error"]
+    assert error["type"] == "InvalidInputError" and error["field"] == "tokens"
