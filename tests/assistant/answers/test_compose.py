@@ -550,3 +550,25 @@ def test_compose_output_is_always_grounded_in_its_inputs(
     answer = compose_job_answer(lang, state, plan, estimate, ranking, PASSAGES_A)
     report = check_grounding(answer.text, _sources(state, plan, estimate, ranking, *PASSAGES_A))
     assert report.grounded, f"{lang}: {report.ungrounded_numbers} in\n{answer.text}"
+
+
+def test_an_answer_reads_its_figures_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A composer that wraps an answer (a line of changes before it) never parses the inner
+    one; the figures, read when asked or dumped, follow the text."""
+    from assistant.answers import parts
+
+    texts: list[str] = []
+
+    def counting(text: str, lang: str | None = None) -> Any:
+        texts.append(text)
+        return real(text, lang)
+
+    real = parts.shown_figures
+    monkeypatch.setattr(parts, "shown_figures", counting)
+    t = parts.Text("en")
+    inner = t.answer(["**Memory** 22.1 GiB per GPU on 1 GPU; $0.44 per hour."])
+    outer = t.answer(["**Changed:** 4096 tokens per sequence.", inner.text])
+    assert texts == []
+    assert outer.model_dump()["numbers_shown"] == [4096.0, 22.1, 1.0, 0.44]
+    assert texts == [outer.text]
+    assert outer.model_copy(update={"text": "9 GiB"}).numbers_shown == [9.0]
