@@ -4,6 +4,8 @@ Searching never waits long on Chroma and never fails because of it: when the vec
 slow or unreadable, the dense systems are skipped, BM25 ranks alone and the passages say so
 (`Passage.lexical_only`, `SearchReport`). An index that is out of date but cannot be rebuilt now
 (its folder is read-only, or the Chroma server is down) is searched as it is, with a warning.
+The last `CACHED_SEARCHES` searches that ran every system are kept until the index changes: the
+chat's caveat searches repeat one query per language for every user.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from knowledge.retrieval.fusion import FusionParams, fuse, pick_passages
 from knowledge.retrieval.jobs import prefer_twins
 from knowledge.retrieval.lexical import LanguageBM25
 from knowledge.retrieval.passages import Passage, SearchReport
+from knowledge.retrieval.recent import Recent
 from tools.enums import Method
 from tools.errors import InvalidInputError, write_probe
 from tools.languages import LANGUAGES
@@ -48,6 +51,7 @@ _LANG_CODE = re.compile(r"^[a-z]{2,3}$")
 JOB_METHODS: tuple[Method, ...] = ("pretrain", "full", "lora", "qlora")
 MAX_K = 50
 DENSE_SYSTEMS = ("dense", "dense_lang")
+CACHED_SEARCHES = 256
 
 
 class IndexStats(BaseModel):
@@ -106,6 +110,8 @@ class KnowledgeBase:
         self._bm25: LanguageBM25 | None = None
         self._row: dict[str, int] = {}
         self._languages: set[str] = set()
+        # kept searches of the open index (not degraded ones): see the module docstring
+        self._reports: Recent[tuple[object, ...], SearchReport] = Recent(CACHED_SEARCHES)
 
     # -- sources -----------------------------------------------------------------------------
 
@@ -222,6 +228,7 @@ class KnowledgeBase:
 
     def _attach(self, index: OpenIndex) -> None:
         self._index = index
+        self._reports.clear()
         self._row = {chunk.id: i for i, chunk in enumerate(index.chunks)}
         self._languages = {chunk.lang for chunk in index.chunks}
         self._bm25 = LanguageBM25(index.chunks) if "bm25" in self._systems() else None
@@ -231,6 +238,7 @@ class KnowledgeBase:
         if self._index is not None:
             self._index.close()
         self._index, self._bm25, self._row = None, None, {}
+        self._reports.clear()
 
     # -- search ------------------------------------------------------------------------------
 
@@ -265,6 +273,10 @@ class KnowledgeBase:
         if job is not None and job not in JOB_METHODS:
             raise InvalidInputError("job", job, f"one of {', '.join(JOB_METHODS)} or none")
         query_lang = lang or self._query_language(text)
+        key = (text, query_lang, k, job, self.fusion.model_dump_json())
+        kept = self._reports.get(key)
+        if kept is not None:
+            return kept
         rankings, failure = self._rankings(text, query_lang, self._systems())
         fusion = self.fusion
         if failure and fusion.weights.get("bm25", 0.0) <= 0:  # dense-only configuration
@@ -275,7 +287,10 @@ class KnowledgeBase:
         passages = pick_passages(
             groups, chunk_scores, chunks, query_lang, k, lexical_only=bool(failure)
         )
-        return SearchReport(passages=passages, lexical_only=bool(failure), degraded_reason=failure)
+        report = SearchReport(
+            passages=passages, lexical_only=bool(failure), degraded_reason=failure
+        )
+        return report if failure else self._reports.put(key, report)
 
     def _query_language(self, text: str) -> str:
         """The language of a query given none: for a short query, the language whose entries

@@ -16,8 +16,7 @@ Compound splitting for Dutch and German: `knowledge.retrieval.compounds`.
 
 from __future__ import annotations
 
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ import numpy as np
 
 from knowledge.documents.chunking import Chunk
 from knowledge.retrieval.compounds import COMPOUND_LINKS, CompoundSplitter
+from knowledge.retrieval.recent import Recent
 from knowledge.retrieval.spelling import Speller
 from knowledge.retrieval.text import TOKEN, tokenize
 
@@ -68,8 +68,7 @@ class LanguageBM25:
         self._indexes: dict[str, Any] = {}
         self._splitters: dict[str, CompoundSplitter] = {}
         self._spellers: dict[str, Speller] = {}
-        self._cache: OrderedDict[tuple[str, str | None], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()  # turns of several sessions search at once
+        self._scores: Recent[tuple[str, str | None], np.ndarray] = Recent(CACHED_QUERIES)
         for lang in sorted({c.lang for c in chunks}):
             rows = np.array([i for i, c in enumerate(chunks) if c.lang == lang], dtype=np.int64)
             texts = [keyword_text(chunks[i]) for i in rows]
@@ -113,19 +112,9 @@ class LanguageBM25:
         scoring took about 1.5 ms of CPU). An index is never changed, so a kept score is the one
         it would compute again; a rebuilt knowledge base makes a new `LanguageBM25`.
         """
-        key = (query, lang)
-        with self._lock:
-            kept = self._cache.get(key)
-            if kept is not None:
-                self._cache.move_to_end(key)
-                return kept
-        out = self._compute(query, lang)
-        out.setflags(write=False)
-        with self._lock:
-            self._cache[key] = out
-            if len(self._cache) > CACHED_QUERIES:
-                self._cache.popitem(last=False)
-        return out
+        return self._scores.get_or_make(
+            (query, lang), lambda: _read_only(self._compute(query, lang))
+        )
 
     def _compute(self, query: str, lang: str | None) -> np.ndarray:
         out = np.zeros(self.size, dtype=np.float32)
@@ -153,3 +142,8 @@ class LanguageBM25:
         if normalise and best > 0:
             scores = scores / best
         out[self._rows[lang]] = scores
+
+
+def _read_only(scores: np.ndarray) -> np.ndarray:
+    scores.setflags(write=False)
+    return scores

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 PUBLIC_FIELDS = ("topic", "lang", "title", "text", "source", "score")
 
 
 class Passage(BaseModel):
-    """A retrieved passage; `topic`, `lang`, `title`, `text`, `source`, `score` are public."""
+    """A retrieved passage; `topic`, `lang`, `title`, `text`, `source`, `score` are public.
+    Frozen: a kept search's passages are shared by every turn that asks it again."""
+
+    model_config = ConfigDict(frozen=True)
 
     topic: str | None = Field(description="topic id; None for chunks of ingested files")
     lang: str = Field(description="language of the passage, ISO 639-1")
@@ -36,6 +39,8 @@ class Passage(BaseModel):
 
 class SearchReport(BaseModel):
     """A search's passages and whether they come from BM25 alone because Chroma failed."""
+
+    model_config = ConfigDict(frozen=True)
 
     passages: list[Passage]
     lexical_only: bool = Field(

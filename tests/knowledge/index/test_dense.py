@@ -76,8 +76,11 @@ def test_a_hanging_collection_is_given_up_and_bm25_answers(
     healthy = kb.search_report("Can I train on spot instances?", lang="en")
     assert not healthy.lexical_only and healthy.degraded_reason == ""
     collection.mode = "hang"
+    assert kb.search_report("Can I train on spot instances?", lang="en") == healthy, (
+        "a search kept from before answers as it did, without Chroma"
+    )
     started = time.monotonic()
-    report = kb.search_report("Can I train on spot instances?", lang="en")
+    report = kb.search_report("Can I train on spot instances, safely?", lang="en")
     waited = time.monotonic() - started
     assert waited < READ_TIMEOUT_S + 1.5, f"gave up after {waited:.1f} s"
     assert report.lexical_only and all(p.lexical_only for p in report.passages)
@@ -152,3 +155,30 @@ def test_an_index_opened_without_its_store_reconnects_later(kb: KnowledgeBase) -
 def test_store_errors_are_one_family() -> None:
     assert issubclass(ChromaTimeoutError, StoreUnavailableError)
     assert issubclass(ChromaUnreachableError, StoreUnavailableError)
+
+
+def test_a_search_asked_again_is_kept_until_the_index_changes(
+    kb: KnowledgeBase, collection: ScriptedCollection
+) -> None:
+    """The chat's caveat searches repeat: a search that ran every system is answered again
+    without Chroma or BM25; a degraded one is not kept, and a reopened index keeps nothing."""
+    first = kb.search_report("spot", lang="en", k=2)
+    calls = collection.calls
+    assert kb.search_report("spot", lang="en", k=2) is first and collection.calls == calls
+    assert kb.search_report("spot", lang="en", k=3) is not first and collection.calls == calls + 1
+    assert kb.search_report("spot", lang="nl", k=2) is not first, "the language is in the key"
+    with pytest.raises(ValueError):
+        first.passages[0].score = 0.0  # type: ignore[misc]  # shared, so frozen
+
+    clock = FakeClock()
+    kb.dense.clock, kb.dense.retry_s = clock, 30.0
+    collection.mode = "hang"
+    assert kb.search_report("memory", lang="en").lexical_only
+    collection.mode, clock.now = "ok", clock.now + 31
+    assert not kb.search_report("memory", lang="en").lexical_only, "a degraded search is redone"
+
+    kb.close()
+    reopened = kb.open()
+    collection.real, reopened.collection = reopened.collection, collection
+    calls = collection.calls
+    assert kb.search_report("spot", lang="en", k=2) == first and collection.calls == calls + 1

@@ -168,6 +168,7 @@ def test_a_query_asked_again_is_scored_once_and_equal(monkeypatch: pytest.Monkey
     """The caveat searches repeat their query every turn: it is tokenised and scored once,
     the kept scores cannot be changed, and the oldest query is dropped past the limit."""
     chunks = [_chunk(0, "en", "spot capacity is cheaper"), _chunk(1, "en", "memory bandwidth")]
+    monkeypatch.setattr(lexical, "CACHED_QUERIES", 2)
     bm25 = LanguageBM25(chunks)
     scored: list[str] = []
     real = bm25._score_into
@@ -177,7 +178,6 @@ def test_a_query_asked_again_is_scored_once_and_equal(monkeypatch: pytest.Monkey
         real(out, query, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(bm25, "_score_into", counted)
-    monkeypatch.setattr(lexical, "CACHED_QUERIES", 2)
     first = bm25.scores("spot capacity", "en")
     again = bm25.scores("spot capacity", "en")
     assert scored == ["spot capacity"] and np.array_equal(first, again) and first[0] > 0
