@@ -62,23 +62,31 @@ def _date_patterns() -> tuple[re.Pattern[str], ...]:
 
 # What every date written with a month name holds: a word (the month: each name and
 # abbreviation ends in a letter), then a year after a space, maybe with a day between or a
-# Spanish "de" before it. A text without it skips the three month-name patterns, which try
-# ~100 names at every word (about 170 us on a 1.2 kB answer, against 6 us for this).
-_MONTH_YEAR = re.compile(
-    r"[^\W\d_]\.?,?[ \u00a0](?:de[ \u00a0])?(?:\d{1,2},?[ \u00a0])?\d{4}(?!\d)", re.I
-)
+# Spanish "de" before it. It is read backwards, from each year: what stands just before the year
+# (`_BEFORE_YEAR`, within `_BEFORE_YEAR_CHARS`). The three month-name patterns try ~100 names at
+# every word; they run only in windows ending at such a year (`_month_year_windows`).
+_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
+_BEFORE_YEAR = re.compile(r"[^\W\d_]\.?,?[ \u00a0](?:de[ \u00a0])?(?:\d{1,2},?[ \u00a0])?\Z", re.I)
+_BEFORE_YEAR_CHARS = 1 + 1 + 1 + 1 + 3 + 2 + 1 + 1  # letter . , space "de " day , space
 _NUMERIC_PATTERNS = 2  # ISO and day.month.year come first; the rest name the month
 
 
 def find_dates(masked: str, text: str, *, gated: bool = True) -> tuple[list[ShownDate], str]:
     """The dates in `masked` (a copy of `text` with URLs and names blanked out), shown as
     written in `text`, and `masked` with the dates blanked too (so no number reads them).
-    `gated=False` tries every pattern (the check that the month-year gate changes nothing)."""
+    `gated=False` tries every pattern over the whole text (the check that the month-year gate
+    and its windows change nothing)."""
     dates: list[ShownDate] = []
+    windows: list[tuple[int, int]] | None = None
     for i, pattern in enumerate(_date_patterns()):
-        if gated and i >= _NUMERIC_PATTERNS and not _MONTH_YEAR.search(masked):
-            break  # blanking a date never makes a month and a year appear
-        matches = list(pattern.finditer(masked))
+        if gated and i >= _NUMERIC_PATTERNS:
+            if windows is None:  # blanking a date never makes a month and a year appear
+                windows = _month_year_windows(masked)
+            if not windows:
+                break
+            matches = [m for lo, hi in windows for m in pattern.finditer(masked, lo, hi)]
+        else:
+            matches = list(pattern.finditer(masked))
         for match in matches:
             options = _date_options(match)
             if options:
@@ -87,6 +95,33 @@ def find_dates(masked: str, text: str, *, gated: bool = True) -> tuple[list[Show
             masked = pattern.sub(lambda m: " " * len(m.group()), masked)
     dates.sort(key=lambda d: d.start)
     return dates, masked
+
+
+def _month_year_windows(masked: str) -> list[tuple[int, int]]:
+    """Where a month-name date can be: every such date ends at a year (never followed by a
+    digit) with `_BEFORE_YEAR` just before it, and is at most `_longest_date()` long, so it
+    lies in [end - longest, end + 1), overlapping windows merged. The month patterns scanned
+    there find what they find over the whole text: their lookbehinds see the text before a
+    window, and the one character after it (not a digit) is inside it."""
+    windows: list[tuple[int, int]] = []
+    longest = _longest_date()
+    for year in _YEAR.finditer(masked):
+        end = year.end()
+        if not _BEFORE_YEAR.search(masked, max(0, year.start() - _BEFORE_YEAR_CHARS), year.start()):
+            continue
+        lo, hi = max(0, end - longest), min(len(masked), end + 1)
+        if windows and lo <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], hi)
+        else:
+            windows.append((lo, hi))
+    return windows
+
+
+@cache
+def _longest_date() -> int:
+    """The most characters a month-name date can take: "30. de septiembre., de 2026" (day,
+    dot, space, "de ", the longest month name, dot, comma, space, "de ", year)."""
+    return 2 + 1 + 1 + 3 + max(map(len, _month_numbers())) + 1 + 1 + 1 + 3 + 4
 
 
 def _date_options(match: re.Match[str]) -> tuple[tuple[int, int, int | None], ...]:
