@@ -21,10 +21,11 @@ session's size; counted apart, every job answer (all turns but 7 and 10) must na
 size ("~7.3B", "d'environ 7.3B"): an answer that does not is wrong but not someone else's.
 
 Reported per worker count: p50/p95/max latency, turns/s, errors, cross-talk, server CPU per turn
-(all workers, from /proc), nginx, Chroma and client CPU per turn, sessions per worker and the
-load average; then throughput scaling (turns/s at N workers over turns/s at 1). `--profile`
-samples worker w1 with py-spy (`pip install py-spy`) during the timed turns and breaks its CPU
-down (`benchmarks/load_profile.py`); `--assistant-only` runs the same conversations through
+(all workers, from /proc), nginx, Chroma and client CPU per turn, sessions per worker, the
+load average and `python_reference_s` (the machine's pure-Python speed, to compare machines);
+then throughput scaling (turns/s at N workers over turns/s at 1). `--profile` samples worker
+w1 with py-spy (`pip install py-spy`) during the timed turns and breaks its CPU down
+(`benchmarks/load_profile.py`); `--assistant-only` runs the same conversations through
 `Assistant.respond` in-process for the assistant's own CPU per turn.
 """
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import math
 import os
 import random
 import re
@@ -230,6 +232,19 @@ def cpu_by_part(stack: Stack) -> dict[str, float]:
     return parts
 
 
+def python_reference_s(repeat: int = 5) -> float:
+    """This machine's speed for pure Python, to compare runs made on different machines (CI
+    machines differ, and a shared one changes with its neighbours): the best of `repeat` CPU
+    times of 10^6 integer additions in a loop, in seconds, measured before the set starts."""
+    best = math.inf
+    for _ in range(repeat):
+        t0, total = time.process_time(), 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, time.process_time() - t0)
+    return round(best, 4)
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -393,7 +408,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.assistant_only:
             print(json.dumps(assistant_only(plan, data_dir.resolve()), indent=2))
             return 0
-        runs = [measure(n, plan, data_dir.resolve(), args.profile) for n in counts]
+        runs = []
+        for n in counts:
+            reference = python_reference_s()
+            runs.append(measure(n, plan, data_dir.resolve(), args.profile))
+            runs[-1]["python_reference_s"] = reference
     base = runs[0]["turns_per_s"]
     for run in runs:
         run["scaling_vs_first"] = round(run["turns_per_s"] / base, 2) if base else None

@@ -2,7 +2,7 @@
 rows.
 
     .venv/bin/python benchmarks/ranking.py [--repeat 7] [--rows 100000] [--update-readme]
-    .venv/bin/python benchmarks/ranking.py --chat [--sessions 50] [--repeat 7]
+    .venv/bin/python -m benchmarks.ranking --chat [--sessions 50] [--repeat 7]
         [--chat-save FILE | --chat-load FILE] [--chat-dump FILE] [--gc-threshold 10000,20,50]
 
 Catalogs:
