@@ -17,19 +17,10 @@ from assistant.web.blocks import (
     build_demo,
     launch_options,
     main,
-    queue_demo,
     settings_from_args,
 )
 
-__all__ = [
-    "CONCURRENCY",
-    "QUEUE_SIZE",
-    "App",
-    "build_demo",
-    "launch_options",
-    "queue_demo",
-    "settings_from_args",
-]
+__all__ = ["CONCURRENCY", "QUEUE_SIZE", "App", "build_demo", "launch_options", "settings_from_args"]
 
 if __name__ == "__main__":
     main()

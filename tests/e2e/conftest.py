@@ -17,6 +17,7 @@ import pytest
 
 import app
 from assistant.agent.conversation import Assistant
+from assistant.web.blocks import queue_demo
 from tests.e2e.pages import CHROMIUM, open_app
 from tests.fakes.app import TinyKnowledge, make_settings
 
@@ -39,7 +40,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         env.setenv("GRADIO_TEMP_DIR", str(tmp_path_factory.mktemp("gradio")))
         settings = make_settings(tmp_path_factory.mktemp("data"), mcp=True)
         demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
-        app.queue_demo(demo)
+        queue_demo(demo)
         options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
         _, url, _ = demo.launch(**options)
         try:

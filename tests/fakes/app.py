@@ -11,6 +11,7 @@ from typing import Any
 import app
 from assistant.agent.conversation import Assistant
 from assistant.settings import Settings
+from assistant.web.blocks import queue_demo
 from knowledge.retrieval import Passage
 from tests.fakes.chroma import free_port  # re-exported: the app tests take it from here
 
@@ -46,7 +47,7 @@ def running_app(settings: Settings, *, queue: bool = True) -> Iterator[str]:
     """The app for `settings` (tiny knowledge base) launched on loopback; yields its URL."""
     demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
     if queue:
-        app.queue_demo(demo)
+        queue_demo(demo)
     options = app.launch_options(settings) | {"prevent_thread_lock": True, "quiet": True}
     _, url, _ = demo.launch(**options)
     try:
