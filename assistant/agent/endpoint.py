@@ -15,16 +15,23 @@ apply them. For OpenAI-compatible endpoints (`openai:...`) the HTTP client is
 `bounded_http_client`, whose `ReplyCheckingTransport` also enforces `total_s` and refuses a 2xx
 reply that is neither JSON nor an event stream, or whose JSON or events do not parse
 (`EndpointReplyError`). Other providers get the per-read timeout only.
+
+The client, its timeout and its transport are built on the HTTP library the installed OpenAI SDK
+is built on (`sdk_http`), since the SDK refuses another's classes: openai 3 moved from httpx to
+httpx2, a fork of it with the same API; openai 1 and 2 use httpx.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from importlib import metadata
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import BaseModel, Field
 
 __all__ = [
@@ -34,7 +41,31 @@ __all__ = [
     "ReplyCheckingTransport",
     "bounded_http_client",
     "chat_model_kwargs",
+    "sdk_http",
 ]
+
+
+def sdk_http_name(requirements: list[str] | None) -> str:
+    """The HTTP library that a distribution's requirements (`importlib.metadata.requires`)
+    name, unconditionally: 'httpx2' where it needs httpx2, else 'httpx'."""
+    for requirement in requirements or ():
+        if "extra ==" not in requirement and re.match(r"\s*httpx2\b", requirement):
+            return "httpx2"
+    return "httpx"
+
+
+def _installed_sdk_http() -> ModuleType:
+    try:
+        requirements = metadata.requires("openai")
+    except metadata.PackageNotFoundError:  # no OpenAI SDK: the transport serves tests only
+        requirements = None
+    return importlib.import_module(sdk_http_name(requirements))
+
+
+if TYPE_CHECKING:  # both libraries have one API; type-checked against httpx
+    import httpx as sdk_http
+else:
+    sdk_http = _installed_sdk_http()
 
 MAX_REPLY_BYTES = 32 * 2**20  # a JSON reply larger than this is not a chat completion
 STREAMING_PROVIDERS = frozenset({"openai", "anthropic"})
@@ -50,17 +81,17 @@ class LLMTimeouts(BaseModel):
     total_s: float = Field(default=60.0, gt=0, description="for the whole reply, s")
 
 
-class EndpointReplyError(httpx.DecodingError):
+class EndpointReplyError(sdk_http.DecodingError):
     """The endpoint answered, but not with a chat-completions reply (wrong content type, JSON
     that does not parse, an event stream without events)."""
 
 
-class _DeadlineStream(httpx.SyncByteStream):
+class _DeadlineStream(sdk_http.SyncByteStream):
     """A response body that fails with ReadTimeout once the reply's total deadline passes."""
 
     def __init__(
         self,
-        inner: httpx.SyncByteStream,
+        inner: sdk_http.SyncByteStream,
         deadline: float,
         total_s: float,
         clock: Callable[[], float],
@@ -73,18 +104,18 @@ class _DeadlineStream(httpx.SyncByteStream):
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._inner:
             if self._clock() > self._deadline:
-                raise httpx.ReadTimeout(f"the reply took longer than {self._total_s:g} s")
+                raise sdk_http.ReadTimeout(f"the reply took longer than {self._total_s:g} s")
             yield chunk
 
     def close(self) -> None:
         self._inner.close()
 
 
-class _EventStream(httpx.SyncByteStream):
+class _EventStream(sdk_http.SyncByteStream):
     """An event-stream body whose `data:` lines must each be JSON or `[DONE]`, with at least
     one event before the stream ends."""
 
-    def __init__(self, inner: httpx.SyncByteStream) -> None:
+    def __init__(self, inner: sdk_http.SyncByteStream) -> None:
         self._inner = inner
 
     def __iter__(self) -> Iterator[bytes]:
@@ -117,7 +148,7 @@ def _check_event_line(line: bytes) -> int:
     return 1
 
 
-class ReplyCheckingTransport(httpx.BaseTransport):
+class ReplyCheckingTransport(sdk_http.BaseTransport):
     """An HTTP transport that caps each reply at `total_s` seconds and checks that a 2xx reply
     is JSON or an event stream that parses (error statuses pass through unchanged: the SDK turns
     them into its own typed errors)."""
@@ -125,19 +156,19 @@ class ReplyCheckingTransport(httpx.BaseTransport):
     def __init__(
         self,
         total_s: float,
-        inner: httpx.BaseTransport | None = None,
+        inner: sdk_http.BaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total_s = total_s
-        self._inner = inner or httpx.HTTPTransport()
+        self._inner = inner or sdk_http.HTTPTransport()
         self._clock = clock
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def handle_request(self, request: sdk_http.Request) -> sdk_http.Response:
         request.headers["Accept-Encoding"] = "identity"  # bodies are checked as sent
         deadline = self._clock() + self.total_s
         raw = self._inner.handle_request(request)
-        assert isinstance(raw.stream, httpx.SyncByteStream)
-        body: httpx.SyncByteStream = _DeadlineStream(
+        assert isinstance(raw.stream, sdk_http.SyncByteStream)
+        body: sdk_http.SyncByteStream = _DeadlineStream(
             raw.stream, deadline, self.total_s, self._clock
         )
         kind = raw.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -152,11 +183,13 @@ class ReplyCheckingTransport(httpx.BaseTransport):
                     f"HTTP {raw.status_code} reply of type {kind or 'none'}, "
                     "not JSON or an event stream"
                 )
-        return httpx.Response(
+        return sdk_http.Response(
             raw.status_code, headers=raw.headers, stream=body, extensions=raw.extensions
         )
 
-    def _checked_json(self, raw: httpx.Response, body: httpx.SyncByteStream) -> httpx.Response:
+    def _checked_json(
+        self, raw: sdk_http.Response, body: sdk_http.SyncByteStream
+    ) -> sdk_http.Response:
         content = bytearray()
         try:
             for chunk in body:
@@ -172,7 +205,7 @@ class ReplyCheckingTransport(httpx.BaseTransport):
                 f"HTTP {raw.status_code} reply says JSON but does not parse: "
                 f"{bytes(content[:80])!r}"
             ) from None
-        return httpx.Response(
+        return sdk_http.Response(
             raw.status_code, headers=raw.headers, content=bytes(content), extensions=raw.extensions
         )
 
@@ -180,12 +213,12 @@ class ReplyCheckingTransport(httpx.BaseTransport):
         self._inner.close()
 
 
-def bounded_http_client(timeouts: LLMTimeouts) -> httpx.Client:
-    """An httpx client for an OpenAI-compatible SDK: the `ReplyCheckingTransport` and the
+def bounded_http_client(timeouts: LLMTimeouts) -> sdk_http.Client:
+    """A client (`sdk_http`) for an OpenAI-compatible SDK: the `ReplyCheckingTransport` and the
     connect / first-byte timeouts (the SDK also passes them on each request)."""
-    return httpx.Client(
+    return sdk_http.Client(
         transport=ReplyCheckingTransport(timeouts.total_s),
-        timeout=httpx.Timeout(timeouts.first_byte_s, connect=timeouts.connect_s),
+        timeout=sdk_http.Timeout(timeouts.first_byte_s, connect=timeouts.connect_s),
     )
 
 
@@ -196,7 +229,7 @@ def chat_model_kwargs(provider: str, timeouts: LLMTimeouts, max_retries: int) ->
     if provider in STREAMING_PROVIDERS:
         kwargs["streaming"] = True
     if provider == "openai":
-        kwargs["timeout"] = httpx.Timeout(timeouts.first_byte_s, connect=timeouts.connect_s)
+        kwargs["timeout"] = sdk_http.Timeout(timeouts.first_byte_s, connect=timeouts.connect_s)
         kwargs["http_client"] = bounded_http_client(timeouts)
     else:
         kwargs["timeout"] = timeouts.first_byte_s

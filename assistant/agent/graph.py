@@ -106,6 +106,7 @@ def endpoint_errors() -> tuple[type[BaseException], ...]:
     found: list[type[BaseException]] = [ConnectionError, TimeoutError, ModelError]
     for module, names in (
         ("httpx", ("HTTPError",)),
+        ("httpx2", ("HTTPError",)),  # the fork openai 3 is built on
         ("openai", ("APIError",)),  # connection, timeout, status and validation errors
         ("anthropic", ("APIError",)),
     ):

@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from pydantic import SecretStr
 
 from assistant.agent.conversation import Assistant, Session
+from assistant.agent.endpoint import sdk_http
 from assistant.agent.graph import make_chat_model
 from assistant.answers.compose import compose_fallback_notice, compose_grounding_notice
 from assistant.settings import Settings
@@ -352,7 +353,7 @@ def test_make_chat_model_bounds_every_call(monkeypatch: pytest.MonkeyPatch, tmp_
         llm_total_timeout_s=30,
     )
     make_chat_model(settings)
-    assert seen["timeout"] == httpx.Timeout(7, connect=2) and seen["max_retries"] == 0
+    assert seen["timeout"] == sdk_http.Timeout(7, connect=2) and seen["max_retries"] == 0
     assert seen["streaming"] is True, "streamed: the first-byte bound holds for long answers"
     assert seen["http_client"]._transport.total_s == 30
 
