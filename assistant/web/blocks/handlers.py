@@ -249,11 +249,12 @@ class App:
 
     @one_at_a_time
     def after_turn(self, web: WebSession) -> tuple[Any, ...]:
-        """Form and panel after a turn (the cost chart gets every option that fits), then what
-        the browser keeps: one event after the answer, where a second one, only to save, cost
-        another round of the queue and its HTTP (about 12 ms of server CPU a turn)."""
+        """Form and panel after a turn (the cost chart gets every option that fits), only what
+        changed (`Outputs.after_turn`), then what the browser keeps: one event after the answer,
+        where a second one, only to save, cost another round of the queue and its HTTP (about
+        12 ms of server CPU a turn)."""
         web.panel = complete_options(web.panel, web.session.state, self.catalog())
-        return (*self.form_outputs(web), *self.panel_outputs(web), self.save_browser(web))
+        return (*self.outputs.after_turn(web), self.save_browser(web))
 
     def feedback(self, web: WebSession | None, like: gr.LikeData) -> None:
         index = like.index if isinstance(like.index, int) else like.index[0]

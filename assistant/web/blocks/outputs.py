@@ -1,20 +1,30 @@
 """The values the advisor tab's components show for one browser session, in the order the page
 lists those components: the job form (`form_outputs`), the panel (`panel_outputs`) and the
-launch spec alone (`launch_outputs`). Everything shown is computed by `assistant.web`."""
+launch spec alone (`launch_outputs`). Everything shown is computed by `assistant.web`.
+
+After a chat turn (`after_turn`) only what changed is sent: a component whose value is the one
+this page was last sent gets `gr.skip()`. A guidance question changes neither form nor panel,
+and a change of the job leaves most form fields and often the excluded table as they were; the
+whole form and panel are about 67 kB of JSON a turn. The record of what was sent is kept only
+by `after_turn`; any other render of these components (a page load, an edit, a language, a
+pick) makes it unknown, so the next `after_turn` sends everything again.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from gradio.blocks import Block
 from gradio.components.plot import AltairPlotData
 
 from assistant.web.blocks.common import table_update
 from assistant.web.form import CURRENCIES, FORM_FIELDS, assumed_defaults, form_hints, form_values
-from assistant.web.panel import PanelView, panel_view
+from assistant.web.panel import PanelData, PanelView, panel_view
 from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import ui_text
 from tools.catalog.instances import Catalog, Instance
@@ -39,6 +49,31 @@ def plot_value(chart: dict[str, Any] | None) -> AltairPlotData | None:
     return AltairPlotData(type="altair", plot=plot, chart="line")
 
 
+def sent_key(value: Any) -> Any:
+    """What identifies an output value as sent: a component's arguments, else the value (text, an
+    update). A file's key equals no other: its URL names its content, which may change under
+    the same path (the launch spec of another job for the same instance)."""
+    if isinstance(value, gr.DownloadButton | gr.File):
+        return object()
+    if isinstance(value, Block):
+        return (type(value), value.constructor_args)
+    return value
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What `Outputs.after_turn` last sent a page: the keys of its form and panel values, and
+    the panel's inputs (the data, the renderer, the language, the launch choice), with the panel
+    values they gave."""
+
+    keys: tuple[Any, ...]
+    panel: PanelData
+    outputs: Outputs
+    lang: str
+    chosen: str | None
+    panel_values: tuple[Any, ...]
+
+
 class Outputs:
     """Renders a session's form and panel; writes launch-spec downloads under `export_dir`."""
 
@@ -53,9 +88,36 @@ class Outputs:
         web.chosen = view.chosen
         return view
 
+    def after_turn(self, web: WebSession) -> tuple[Any, ...]:
+        """Form and panel after a chat turn, each value this page was last sent by this method
+        replaced by `gr.skip()` (see the module docstring). The panel is rendered again only
+        when its data, this renderer, the language or the launch choice changed; the form (about
+        1 ms) always, and compared field by field."""
+        before = web.sent
+        form = self.form_outputs(web)
+        if (
+            isinstance(before, Sent)
+            and before.panel is web.panel
+            and before.outputs is self
+            and (before.lang, before.chosen) == (web.language, web.chosen)
+        ):
+            panel = before.panel_values
+        else:
+            panel = self.panel_outputs(web)
+        values = (*form, *panel)
+        keys = tuple(sent_key(value) for value in values)
+        web.sent = Sent(keys, web.panel, self, web.language, web.chosen, panel)
+        if not isinstance(before, Sent):
+            return values
+        return tuple(
+            gr.skip() if key == old else value
+            for value, key, old in zip(values, keys, before.keys, strict=True)
+        )
+
     def form_outputs(self, web: WebSession) -> tuple[Any, ...]:
         """The form's fields (FORM_FIELDS order) with what the job holds and, beside each open
         field, the default it takes; the currency; the form open once there is a job."""
+        web.sent = None  # see the module docstring
         state, lang = web.session.state, web.language
         shown = form_values(state)
         hints = form_hints(state, assumed_defaults(state, self.catalog), lang)
@@ -75,6 +137,7 @@ class Outputs:
         """Notes, memory chart, cost chart and caption, the results (shown once there is a
         ranking): ranked count and tables, excluded box and table, then the launch spec
         (`launch_outputs`)."""
+        web.sent = None
         view = view or self.view(web)
         lang = web.language
         excluded = f"{ui_text(lang, 'excluded')} ({len(view.excluded.rows)})"
@@ -94,6 +157,7 @@ class Outputs:
 
     def launch_outputs(self, web: WebSession, view: PanelView | None = None) -> tuple[Any, ...]:
         """The launch accordion's title, the choice, the SkyPilot YAML and the JSON download."""
+        web.sent = None
         view = view or self.view(web)
         download = gr.DownloadButton(visible=False)
         if view.launch_json is not None and view.chosen is not None:

@@ -67,6 +67,17 @@ class WebSession(BaseModel):
         default=None, description="index in `chat` of the message the last form edit added"
     )
     _lock: SessionLock = PrivateAttr(default_factory=SessionLock)
+    # what a chat turn's follow-up last sent this tab's form and panel, or None when unknown
+    # (opaque here: `assistant.web.blocks.outputs.Outputs.after_turn`)
+    _sent: object | None = PrivateAttr(default=None)
+
+    @property
+    def sent(self) -> object | None:
+        return self._sent
+
+    @sent.setter
+    def sent(self, record: object | None) -> None:
+        self._sent = record
 
     @property
     def lock(self) -> SessionLock:
