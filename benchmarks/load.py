@@ -12,8 +12,9 @@ worker with a cookie), holds a heartbeat stream, and sends its ten messages in o
 languages, each turn timed from `queue/join` to the event's completion. Shapes: *burst* (the
 next message as soon as the answer is in: every session always has a turn queued) and *paced*
 (a seeded 2-6 s reading time before each message). By default a turn is the `chat` event alone,
-as API clients send it; `--browser-events` adds the two events the page sends after each answer
-(the form and panel, the conversation saved in the browser), timed as part of the turn.
+as API clients send it; with `--browser-events` it is the event the page sends (found by the send
+button's click), which also returns the form, the panel and the conversation saved in the
+browser, and any events the page chains after it, timed as part of the turn.
 
 Cross-talk: session i asks about a model of its own size (1.1B, 1.3B, ... in 0.2B steps). Every
 returned chat must hold exactly the messages this session sent and no answer may name another
@@ -52,6 +53,7 @@ from deploy.probe import (
     JoinRefused,
     chat_text,
     find_fn_index,
+    find_page_event,
     follow_ups,
     user_messages,
 )
@@ -158,7 +160,7 @@ class Plan:
     sessions: int = 50
     turns: int = 10
     paced: bool = False
-    browser_events: bool = False  # also the page's follow-up events of each turn (form, panel)
+    browser_events: bool = False  # turns as the page sends them (with form, panel, saved chat)
 
 
 @dataclass
@@ -340,7 +342,7 @@ def measure(workers: int, plan: Plan, data_dir: Path, profile: Path | None) -> d
     stack.start()
     try:
         url = settings.public_url()
-        fn = find_fn_index(url, "chat")
+        fn = find_page_event(url, "send") if plan.browser_events else find_fn_index(url, "chat")
         warm_up(url, fn, workers)
         shape = "paced" if plan.paced else "burst"
         print(f"  [{workers} workers] {plan.sessions} sessions x {plan.turns} turns, {shape}")
@@ -385,8 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--browser-events",
         action="store_true",
-        help="after each answer also run the page's follow-up events (form, panel, saved"
-        " conversation), timed as part of the turn",
+        help="send each turn as the page does (the send button's event: chat, form, panel and"
+        " saved conversation, and any event chained after it), timed as a whole",
     )
     parser.add_argument("--data-dir", type=Path, help="shared data folder (default: a new one)")
     parser.add_argument("--profile", type=Path, help="folder for py-spy profiles of worker w1")

@@ -25,6 +25,7 @@ __all__ = [
     "JoinRefused",
     "chat_text",
     "find_fn_index",
+    "find_page_event",
     "follow_ups",
     "user_messages",
 ]
@@ -51,6 +52,20 @@ def find_fn_index(base_url: str, api_name: str, timeout: float = 30.0) -> int:
         if dependency.get("api_name") == api_name:
             return int(dependency["id"])
     raise CallError(f"no event named {api_name!r} in {base_url}/config")
+
+
+def find_page_event(
+    base_url: str, elem_id: str, event: str = "click", timeout: float = 30.0
+) -> int:
+    """The id of the server event the page runs on `event` of the component `elem_id` (the
+    send button's click is a chat turn as the page sends it), read from the app's /config."""
+    config = _config(base_url, timeout)
+    ids = {c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == elem_id}
+    for dependency in config["dependencies"]:
+        on = {(target[0], target[1]) for target in dependency.get("targets", [])}
+        if dependency.get("backend_fn") and any((i, event) in on for i in ids):
+            return int(dependency["id"])
+    raise CallError(f"no server event on {event} of #{elem_id} in {base_url}/config")
 
 
 def follow_ups(base_url: str, fn_index: int, timeout: float = 30.0) -> list[tuple[int, int]]:

@@ -23,7 +23,9 @@ import app
 from assistant.agent.conversation import Assistant
 from assistant.agent.tool_args import RANK_FIELDS
 from assistant.settings import Settings
+from assistant.web.blocks.outputs import FORM_OUTPUTS, PANEL_OUTPUTS
 from assistant.web.public_api import PublicApi
+from deploy.probe import GradioSession, find_fn_index, find_page_event
 from tests.fakes.app import TinyKnowledge, free_port, make_settings, running_app
 from tools.catalog.store import load_catalog
 
@@ -150,6 +152,52 @@ def test_two_concurrent_sessions_keep_their_own_conversation(
     assert "70B" in _texts(last_en) and "full" in _texts(last_en).lower(), "amended, not mixed"
     tr_answer = next(m for m in results["tr"] if m["role"] == "assistant" and not _title(m))
     assert "70B" not in _texts(tr_answer), "nothing from the other session"
+
+
+@pytest.mark.slow
+def test_the_page_sends_a_turn_as_one_event_and_gets_only_what_changed(
+    served: tuple[str, Settings],
+) -> None:
+    """The send button's event returns the chat, the form, the panel and the saved record in one
+    event (issue 15: a second event after the answer cost a queue round and its HTTP); after a
+    guidance question the form and panel are skipped but for the launch file. The `chat`
+    endpoint of API clients returns the chat alone."""
+    url = served[0]
+    page, api = find_page_event(url, "send"), find_fn_index(url, "chat")
+    assert page != api
+    session = GradioSession(url)
+    session.open(heartbeat=False)
+    try:
+        job = session.call(page, ["QLoRA on Llama 3.1 8B, 100M tokens", "en", None])
+        guidance = session.call(page, ["Are spot instances safe for training?", "en", None])
+        alone = session.call(api, ["and with LoRA?", "en", None])
+    finally:
+        session.close()
+    slots = FORM_OUTPUTS + PANEL_OUTPUTS
+    assert len(job) == len(guidance) == 2 + slots + 1 and len(alone) == 2
+    assert _texts(job[0][0]) == "QLoRA on Llama 3.1 8B, 100M tokens"
+    assert job[2]["value"] == "meta-llama/Llama-3.1-8B", "the form's model field"
+    assert all(value != {"__type__": "update"} for value in job[2:]), "a new page: everything"
+    changed = [i for i, v in enumerate(guidance[2:-1]) if v.get("__type__") != "update" or
+               set(v) - {"__type__", "props"}]  # fmt: skip
+    assert changed == [slots - 1], "only the launch file (its URL names its content)"
+    assert isinstance(guidance[-1], str) and guidance[-1] != job[-1], "the record is saved"
+    assert [_texts(m) for m in alone[0] if m["role"] == "user"][-1] == "and with LoRA?"
+
+
+def test_the_page_turn_and_the_api_turn_are_wired_apart(tmp_path: Path) -> None:
+    demo = app.build_demo(make_settings(tmp_path))
+    config = demo.get_config_file()
+    ids = {c["props"].get("elem_id"): c["id"] for c in config["components"]}
+    (api,) = [d for d in config["dependencies"] if d.get("api_name") == "chat"]
+    assert api["targets"] == [] and api["outputs"] == [ids["chat"], api["outputs"][1]]
+    page = next(d for d in config["dependencies"] if d["backend_fn"]
+                and (ids["send"], "click") in [tuple(t) for t in d["targets"]])  # fmt: skip
+    assert page["api_visibility"] == "private" and page["outputs"][0] == ids["chat"]
+    assert len(page["outputs"]) == 2 + FORM_OUTPUTS + PANEL_OUTPUTS + 1
+    assert page["show_progress_on"] == [ids["chat"]], "the panel does not spin for a turn"
+    chained = [d for d in config["dependencies"] if d.get("trigger_after") == page["id"]]
+    assert chained == [], "nothing runs after the turn"
 
 
 def test_build_demo_returns_blocks_with_the_tabs(tmp_path: Path) -> None:

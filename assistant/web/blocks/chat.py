@@ -66,42 +66,37 @@ def wire_chat(
     job_outputs: list[Any],
     after_turn: list[Any],
 ) -> None:
-    """A turn updates the chat, then the form, the panel and what the browser keeps; an example
-    is sent as if typed; a new conversation clears everything, the saved record included.
-    `job_outputs` are the session, chat, form and panel; `after_turn` the form and panel."""
+    """A turn updates the chat, the form, the panel and what the browser keeps, in one event;
+    an example is sent as if typed; a new conversation clears everything, the saved record
+    included. The `chat` endpoint (API clients, `deploy.probe`) is the turn alone: no trigger
+    on the page, the chat and the session only. `job_outputs` are the session, chat, form and
+    panel; `after_turn` the form and panel."""
     chatbot, textbox = chat.chatbot, chat.textbox
     inputs = [textbox, answer_lang, web_state]
-
-    def finish(dependency: Any) -> None:
-        dependency.then(
-            app.after_turn, [web_state], [*after_turn, browser], api_visibility="private"
-        )
-
-    respond = app.respond if app.streams else app.answer  # see App.streams
-    turn = gr.on(
-        [textbox.submit, chat.send.click],
-        respond,
+    outputs = [chatbot, web_state, *after_turn, browser]
+    page_turn = app.page_respond if app.streams else app.page_answer  # see App.streams
+    # the progress animation on the chat alone: the panel shows the last job until the new one
+    shown: dict[str, Any] = {"concurrency_id": "turn", "show_progress_on": [chatbot]}
+    triggers = [textbox.submit, chat.send.click]
+    gr.on(triggers, page_turn, inputs, outputs, api_visibility="private", **shown)
+    gr.on(triggers, None, [textbox], [textbox], js=CLEAR_SENT_JS, queue=False)
+    gr.on(
+        [],
+        app.respond if app.streams else app.answer,
         inputs,
         [chatbot, web_state],
         api_name="chat",
         concurrency_id="turn",
         api_visibility="undocumented",  # callable (see README); not an MCP tool: it has state
     )
-    gr.on(
-        [textbox.submit, chat.send.click], None, [textbox], [textbox], js=CLEAR_SENT_JS, queue=False
-    )
-    finish(turn)
 
     def example(selected: gr.SelectData) -> str:
         value = selected.value
         return str(value.get("text", "")) if isinstance(value, dict) else str(value or "")
 
     picked = chatbot.example_select(example, None, textbox, api_visibility="private")
-    sent = picked.then(
-        respond, inputs, [chatbot, web_state], concurrency_id="turn", api_visibility="private"
-    )
+    sent = picked.then(page_turn, inputs, outputs, api_visibility="private", **shown)
     sent.then(lambda: "", None, textbox, api_visibility="private")
-    finish(sent)
     chatbot.like(app.feedback, [web_state], None, api_visibility="private")
     gr.on(
         [chat.new_chat.click, chatbot.clear],

@@ -184,6 +184,24 @@ class App:
         *_, last = self._turn(message, language, web, stream=False)
         return last
 
+    def page_answer(self, message: str, language: str, web: WebSession | None) -> tuple[Any, ...]:
+        """A turn as the page runs it, in one event: the chat and the session (`answer`), then
+        the form, the panel and what the browser keeps (`after_turn`). A second event after the
+        answer cost another round of the queue and its HTTP."""
+        chat, session = self.answer(message, language, web)
+        return (chat, session, *self.after_turn(session))
+
+    def page_respond(
+        self, message: str, language: str, web: WebSession | None
+    ) -> Iterator[tuple[Any, ...]]:
+        """`page_answer` streamed (an LLM's turn): the chat as it comes, the rest at the end."""
+        waiting = _skipped(FORM_OUTPUTS + PANEL_OUTPUTS + 1)
+        for chat, session in self._turn(message, language, web, stream=True):
+            if isinstance(session, WebSession):  # the turn's last update
+                yield (chat, session, *self.after_turn(session))
+            else:
+                yield (chat, session, *waiting)
+
     def _turn(
         self, message: str, language: str, web: WebSession | None, *, stream: bool
     ) -> Iterator[tuple[Any, Any]]:

@@ -12,6 +12,7 @@ pick) makes it unknown, so the next `after_turn` sends everything again.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,14 +51,15 @@ def plot_value(chart: dict[str, Any] | None) -> AltairPlotData | None:
 
 
 def sent_key(value: Any) -> Any:
-    """What identifies an output value as sent: a component's arguments, else the value (text, an
-    update). A file's key equals no other: its URL names its content, which may change under
-    the same path (the launch spec of another job for the same instance)."""
+    """What identifies an output value as sent: a copy of a component's arguments, else of the
+    value (text, an update). Copies, since Gradio changes what it is given in place (it drops an
+    update's None entries). A file's key equals no other: its URL names its content, which may
+    change under the same path (the launch spec of another job for the same instance)."""
     if isinstance(value, gr.DownloadButton | gr.File):
         return object()
     if isinstance(value, Block):
-        return (type(value), value.constructor_args)
-    return value
+        return (type(value), copy.deepcopy(value.constructor_args))
+    return copy.deepcopy(value)
 
 
 @dataclass(frozen=True)

@@ -404,3 +404,6 @@ def test_only_a_turn_of_an_llm_is_streamed(tmp_path: Path) -> None:
         demo = build_demo(settings, assistant=ui.assistant)
         chat = next(fn for fn in demo.fns.values() if fn.api_name == "chat")
         assert inspect.isgeneratorfunction(chat.fn) is generator
+        names = {"page_answer", "page_respond"}
+        page = next(fn for fn in demo.fns.values() if getattr(fn.fn, "__name__", "") in names)
+        assert inspect.isgeneratorfunction(page.fn) is generator, "the page's turn too"

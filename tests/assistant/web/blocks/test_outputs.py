@@ -142,3 +142,25 @@ def test_a_files_key_is_never_the_one_sent_before() -> None:
     number = sent_key(gr.Number(value=3, placeholder="assumed: 1"))
     assert number == sent_key(gr.Number(value=3, placeholder="assumed: 1"))
     assert number != sent_key(gr.Number(value=3, placeholder="assumed: 2"))
+
+
+def test_the_pages_turn_is_the_answer_then_what_changed(ui: App) -> None:
+    web, other = WebSession(), WebSession()
+    chat, session, *rest = ui.page_answer(JOB, "en", web)
+    texts = [m["content"] for m in ui.answer(JOB, "en", other)[0]]
+    assert session is web and [m["content"] for m in chat] == texts, "the same turn"
+    assert len(rest) == SLOTS + 1 and SKIP not in rest, "a new page: everything"
+    chat, session, *rest = ui.page_answer(GUIDANCE, "en", web)
+    assert [i for i, value in enumerate(rest[:-1]) if value != SKIP] == [DOWNLOAD]
+    assert isinstance(rest[-1], str) and rest[-1], "the record is saved every turn"
+
+
+def test_a_streamed_page_turn_sends_form_panel_and_record_once_at_its_end(ui: App) -> None:
+    web = WebSession()
+    *streamed, last = ui.page_respond(JOB, "en", web)
+    assert streamed, "the tool calls as they come"
+    for chat, session, *rest in streamed:
+        assert session == SKIP and rest == [SKIP] * (SLOTS + 1) and chat
+    chat, session, *rest = last
+    assert session is web and SKIP not in rest
+    assert Page().get(rest[:-1]) == list(range(SLOTS)) and web.sent is not None
