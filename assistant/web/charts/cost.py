@@ -215,7 +215,11 @@ def _spec_without_data(
     label = first.mark_text(
         align="left", dx=14, dy=-10, fontWeight="bold", fill=FIRST_COLOR, strokeWidth=0
     ).encode(x=x, y=y, text=alt.value(f"#1 {ui_text(lang, 'first_choice')}"))
-    chart = alt.layer(front, dots, ring, label).properties(height=HEIGHT)
+    # The plot area keeps its height; the legends (one GPU type a row per column: 30 types
+    # are 15 rows) add theirs below. Gradio fits an Altair chart whole into its height
+    # (config autosize "fit"), which left the points a strip of about 50 px.
+    fit_width = alt.AutoSizeParams(type="fit-x", contains="padding")
+    chart = alt.layer(front, dots, ring, label).properties(height=HEIGHT, autosize=fit_width)
     spec = chart.to_dict()  # validated against the Vega-Lite schema here
     if spec.get("data") != {"values": []} or any("data" in layer for layer in spec["layer"]):
         raise RuntimeError("the cost chart's layers must share the chart's one dataset")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.web.charts.cost import (
+    HEIGHT,
     axis_labels,
     cost_caption,
     cost_chart,
@@ -126,3 +127,14 @@ def test_the_points_sit_where_altair_puts_a_charts_data() -> None:
     built = alt.LayerChart.from_dict(template, validate=False)
     built.data = alt.Data(values=[p.model_dump() for p in points])
     assert built.to_dict() == spec
+
+
+def test_the_plot_keeps_its_height_and_the_legends_go_below_it() -> None:
+    """Gradio fits an Altair chart whole into its height (config autosize "fit"): with 30 GPU
+    types in the legend that left the points about 50 px. The chart's own autosize fits the
+    width only, so the plot keeps its height and the legends add theirs."""
+    spec = cost_chart(cost_points(_options(), "en"), "en")
+    assert spec["height"] == HEIGHT
+    assert spec["autosize"] == {"type": "fit-x", "contains": "padding"}
+    dots = spec["layer"][1]["encoding"]
+    assert dots["color"]["legend"]["orient"] == dots["shape"]["legend"]["orient"] == "bottom"
