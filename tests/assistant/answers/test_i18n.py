@@ -251,3 +251,26 @@ def test_formatters_never_fail_on_plain_values(value: float, lang: str) -> None:
         format_count(value, lang),
     ):
         assert text and any(ch.isdigit() for ch in text), f"{lang}: {text!r} shows a figure"
+
+
+@given(
+    amount=st.floats(min_value=-1e7, max_value=1e7, allow_nan=False),
+    lang=st.sampled_from(["en", "nl", "fr", "tr", "de", "es"]),
+    digits=st.sampled_from([None, 0, 2]),
+)
+def test_kept_figures_are_the_ones_babel_writes(
+    amount: float, lang: str, digits: int | None
+) -> None:
+    """Formatted numbers are kept by their arguments; a kept one is what formatting gives."""
+    kept = (i18n.format_money(amount, "USD", lang, digits), i18n.format_number(amount, lang, 1))
+    assert kept == (
+        i18n.format_money.__wrapped__(amount, "USD", lang, digits),
+        i18n.format_number.__wrapped__(amount, lang, 1),
+    )
+    assert i18n.format_count(amount, lang) == i18n.format_count.__wrapped__(amount, lang)
+
+
+def test_a_bad_currency_is_refused_every_time() -> None:
+    for _ in range(2):
+        with pytest.raises(InvalidInputError, match="currency"):
+            i18n.format_money(1.0, "XXXX", "en")
