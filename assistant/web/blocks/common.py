@@ -93,8 +93,10 @@ def choice_input(choices: Any, label_key: str, elem_id: str, **extra: Any) -> An
 
 
 def table_update(table: Table, **extra: Any) -> Any:
-    """A table component's new value: raw cells to sort by, locale text to show."""
-    return gr.Dataframe(value=table.value(), datatype=table.datatypes, **extra)
+    """A table component's new value: raw cells to sort by, locale text to show. An update, not
+    a `gr.Dataframe`: Gradio treats both alike, and building the component walks its cells
+    (about 0.37 ms for 25 rows)."""
+    return gr.update(value=table.value(), datatype=table.datatypes, **extra)
 
 
 def interface_choices() -> list[tuple[str, str]]:

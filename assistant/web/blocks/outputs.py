@@ -1,6 +1,9 @@
 """The values the advisor tab's components show for one browser session, in the order the page
 lists those components: the job form (`form_outputs`), the panel (`panel_outputs`) and the
-launch spec alone (`launch_outputs`). Everything shown is computed by `assistant.web`.
+launch spec alone (`launch_outputs`). Everything shown is computed by `assistant.web`. Values
+are updates (`gr.update`), which Gradio treats as it treats a component object, without building
+one (a table's walks its cells); the launch file stays a `gr.DownloadButton`, which `sent_key`
+tells apart.
 
 After a chat turn (`after_turn`) only what changed is sent: a component whose value is the one
 this page was last sent gets `gr.skip()`. A guidance question changes neither form nor panel,
@@ -97,17 +100,25 @@ class Outputs:
         1 ms) always, and compared field by field."""
         before = web.sent
         form = self.form_outputs(web)
+        keys = tuple(sent_key(value) for value in form)
         if (
             isinstance(before, Sent)
             and before.panel is web.panel
             and before.outputs is self
             and (before.lang, before.chosen) == (web.language, web.chosen)
         ):
+            # the same values, and their keys as recorded (Gradio has since changed the
+            # updates it was given in place); a file gets a new key, so it is sent again
             panel = before.panel_values
+            kept = before.keys[len(form) :]
+            keys += tuple(
+                sent_key(value) if isinstance(value, gr.DownloadButton | gr.File) else key
+                for value, key in zip(panel, kept, strict=True)
+            )
         else:
             panel = self.panel_outputs(web)
+            keys += tuple(sent_key(value) for value in panel)
         values = (*form, *panel)
-        keys = tuple(sent_key(value) for value in values)
         web.sent = Sent(keys, web.panel, self, web.language, web.chosen, panel)
         if not isinstance(before, Sent):
             return values
@@ -131,9 +142,9 @@ class Outputs:
             elif name in _HINTED:
                 fields.append(gr.update(value=value, info=hint))
             else:
-                fields.append(gr.Number(value=value, placeholder=hint or ""))
-        currency = gr.Dropdown(value=shown.currency, choices=list(CURRENCIES))
-        return (*fields, currency, gr.Accordion(open=state.model is not None))
+                fields.append(gr.update(value=value, placeholder=hint or ""))
+        currency = gr.update(value=shown.currency, choices=list(CURRENCIES))
+        return (*fields, currency, gr.update(open=state.model is not None))
 
     def panel_outputs(self, web: WebSession, view: PanelView | None = None) -> tuple[Any, ...]:
         """Notes, memory chart, cost chart and caption, the results (shown once there is a
@@ -146,13 +157,13 @@ class Outputs:
         return (
             view.notes_markdown,
             view.plan_chart_html,
-            gr.Plot(value=plot_value(view.cost_chart), visible=view.cost_chart is not None),
+            gr.update(value=plot_value(view.cost_chart), visible=view.cost_chart is not None),
             view.cost_caption,
-            gr.Column(visible=web.panel.ranking is not None),
+            gr.update(visible=web.panel.ranking is not None),
             view.ranked_count,
             table_update(view.ranked),
             table_update(view.ranked_more),
-            gr.Accordion(label=excluded),
+            gr.update(label=excluded),
             table_update(view.excluded),
             *self.launch_outputs(web, view),
         )
@@ -169,8 +180,8 @@ class Outputs:
             path.write_text(view.launch_json, encoding="utf-8")
             download = gr.DownloadButton(value=str(path), visible=True)
         return (
-            gr.Accordion(label=view.launch_title),
-            gr.Dropdown(choices=view.launch_choices, value=view.chosen),
+            gr.update(label=view.launch_title),
+            gr.update(choices=view.launch_choices, value=view.chosen),
             view.launch_yaml,
             download,
         )

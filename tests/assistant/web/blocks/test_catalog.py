@@ -45,8 +45,8 @@ def test_the_button_streams_a_line_per_provider_then_the_outcome(
     assert status.startswith(f"**Prices refreshed**: 1 of {total} providers current")
     assert "- ✓ **aws** (gpuhunt): new prices, 1 instance types" in status.splitlines()
     assert box.visible is True
-    assert outcome.value["data"][0][:3] == ["aws", "gpuhunt", "new prices"]
-    assert len(outcome.value["data"]) == total
+    assert outcome["value"]["data"][0][:3] == ["aws", "gpuhunt", "new prices"]
+    assert len(outcome["value"]["data"]) == total
     assert ("aws", "aws") in providers.choices and ("H100-SXM", "H100-SXM") in gpus.choices
     assert len(ui.catalog()) == before, "the fresh p5.48xlarge replaces the built-in one"
     assert ui.catalog().get("aws/p5.48xlarge").price_per_hour == 31.5, "the app follows"

@@ -106,8 +106,9 @@ def test_a_good_upload_changes_only_the_model_and_says_so(ui: App, tmp_path: Pat
     assert isinstance(state.model, ModelArch) and state.model.total_params() == 8_030_261_248
     assert state.model_copy(update={"model": None}) == JobSpec(method="lora", seq_len=1024)
     form = dict(zip(FORM_FIELDS, outputs[2 : 2 + len(FORM_FIELDS)], strict=True))
-    assert form["model"]["value"] == "my-llama" and form["seq_len"].value == 1024
-    assert [form[f].value for f in ("tokens", "budget", "micro_batch_size")] == [None, None, None]
+    assert form["model"]["value"] == "my-llama" and form["seq_len"]["value"] == 1024
+    blank = ("tokens", "budget", "micro_batch_size")
+    assert [form[f]["value"] for f in blank] == [None, None, None]
     assert form["spot"]["value"] is None and form["spot"]["info"] == "assumed: no spot"
     assert web.panel.estimate is not None and web.panel.estimate.model_name == "my-llama"
     assert web.chat[-1]["content"].startswith("_Updated from the form: model my-llama._")
@@ -165,7 +166,7 @@ def test_a_new_conversation_clears_everything_and_replaces_the_saved_record(ui: 
         "a record, not None: it replaces"
     )
     assert (fresh.ui_lang, fresh.answer_lang) == ("fr", "de"), "the language choices stay"
-    assert outputs[2 + FORM_OUTPUTS - 1].open is False, "the form folds again"
+    assert outputs[2 + FORM_OUTPUTS - 1]["open"] is False, "the form folds again"
 
 
 def test_a_reload_restores_chat_job_languages_and_launch_row(ui: App) -> None:
@@ -182,7 +183,7 @@ def test_a_reload_restores_chat_job_languages_and_launch_row(ui: App) -> None:
         web.panel.ranking.ranked[0].instance_id
     )
     form_box = outputs[3 + FORM_OUTPUTS]
-    assert form_box.open is True, "a job unfolds the form"
+    assert form_box["open"] is True, "a job unfolds the form"
 
 
 def test_a_new_interface_language_rerenders_what_the_server_wrote(ui: App) -> None:
@@ -191,7 +192,7 @@ def test_a_new_interface_language_rerenders_what_the_server_wrote(ui: App) -> No
     outputs = ui.set_ui_language(web, "de")
     assert web.ui_lang == "de" and web.session.language == "en", "answers keep their language"
     ranked = outputs[2 + FORM_OUTPUTS + 6]
-    assert ranked.value["headers"][3] == "Aufbau"
+    assert ranked["value"]["headers"][3] == "Aufbau"
     assert outputs[1].examples[0]["text"].startswith("LoRA für Llama 3.1 8B")
 
 
