@@ -268,9 +268,8 @@ class App:
     @one_at_a_time
     def after_turn(self, web: WebSession) -> tuple[Any, ...]:
         """Form and panel after a turn (the cost chart gets every option that fits), only what
-        changed (`Outputs.after_turn`), then what the browser keeps: one event after the answer,
-        where a second one, only to save, cost another round of the queue and its HTTP (about
-        12 ms of server CPU a turn)."""
+        changed (`Outputs.after_turn`), then what the browser keeps: the rest of the page's turn
+        event (`page_answer`)."""
         web.panel = complete_options(web.panel, web.session.state, self.catalog())
         return (*self.outputs.after_turn(web), self.save_browser(web))
 

@@ -65,7 +65,8 @@ class Page:
 
 
 def turn(ui: App, page: Page, web: WebSession, text: str) -> list[int]:
-    """A chat turn and its follow-up as the page runs them; the slots it was sent."""
+    """A chat turn, then its form and panel (`App.after_turn`, as `page_answer` runs them); the
+    slots the page was sent."""
     ui.answer(text, "auto", web)
     *values, saved = ui.after_turn(web)
     assert isinstance(saved, str) and saved, "the browser's record is always saved"
