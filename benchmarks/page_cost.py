@@ -25,13 +25,14 @@ SESSIONS, TURNS = 50, 10  # as benchmarks.load runs them
 
 
 def build() -> tuple[Any, Any, Any, Any]:
-    """The app's Blocks, its `App`, and the page's and the API's turn events."""
+    """The app's Blocks, its `App`, and the page's and the API's turn events: the real assistant,
+    its knowledge index built in a new data folder (from the shipped vectors, on first use)."""
     import app
     from assistant.agent.conversation import Assistant
-    from tests.fakes.app import TinyKnowledge, make_settings
+    from assistant.settings import Settings
 
-    settings = make_settings(Path(tempfile.mkdtemp(prefix="page-cost-")))
-    demo = app.build_demo(settings, assistant=Assistant(settings, knowledge=TinyKnowledge()))
+    settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="page-cost-")))
+    demo = app.build_demo(settings, assistant=Assistant(settings))
     fns = list(demo.fns.values())
     page = next(f for f in fns if getattr(f.fn, "__name__", "") == "page_answer")
     chat = next(f for f in fns if f.api_name == "chat")
