@@ -24,14 +24,14 @@ from benchmarks.load import message
 SESSIONS, TURNS = 50, 10  # as benchmarks.load runs them
 
 
-def build() -> tuple[Any, Any, Any, Any]:
+def build(data_dir: Path) -> tuple[Any, Any, Any, Any]:
     """The app's Blocks, its `App`, and the page's and the API's turn events: the real assistant,
-    its knowledge index built in a new data folder (from the shipped vectors, on first use)."""
+    its knowledge index built in `data_dir` (from the shipped vectors, on first use)."""
     import app
     from assistant.agent.conversation import Assistant
     from assistant.settings import Settings
 
-    settings = Settings(data_dir=Path(tempfile.mkdtemp(prefix="page-cost-")))
+    settings = Settings(data_dir=data_dir)
     demo = app.build_demo(settings, assistant=Assistant(settings))
     fns = list(demo.fns.values())
     page = next(f for f in fns if getattr(f.fn, "__name__", "") == "page_answer")
@@ -68,16 +68,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--sessions", type=int, default=SESSIONS)
     args = parser.parse_args()
-    built = build()
-    one_pass(built, "answer", args.sessions)  # warm: e5 queries, kept searches, formatted figures
-    for round_ in range(1, args.rounds + 1):
-        for kind in ("answer", "page_answer"):
-            handler, post = one_pass(built, kind, args.sessions)
-            print(
-                f"round {round_} {kind:12s} handler {handler:6.2f} ms  postprocess {post:6.2f} ms"
-                f"  together {handler + post:6.2f} ms a turn",
-                flush=True,
-            )
+    with tempfile.TemporaryDirectory(prefix="page-cost-") as folder:
+        built = build(Path(folder))
+        one_pass(built, "answer", args.sessions)  # warm: e5 queries, kept searches, figures
+        for round_ in range(1, args.rounds + 1):
+            for kind in ("answer", "page_answer"):
+                handler, post = one_pass(built, kind, args.sessions)
+                print(
+                    f"round {round_} {kind:12s} handler {handler:6.2f} ms  postprocess"
+                    f" {post:6.2f} ms  together {handler + post:6.2f} ms a turn",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

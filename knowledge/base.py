@@ -163,20 +163,16 @@ class KnowledgeBase:
         chunks = self.load_chunks(sources)
         reason = self._stale_reason(current, chunks, sources)
         if current is not None and reason:
-            blocker = self._rebuild_blocker(current)
+            blocker, where = self._rebuild_blocker(current), self.config.data_dir
             if blocker:
                 log.warning(
                     "knowledge index in %s is out of date (%s), but %s; searching it as it is",
-                    self.config.data_dir,
+                    where,
                     reason,
                     blocker,
                 )
             else:
-                log.info(
-                    "knowledge index in %s is out of date (%s); rebuilding",
-                    self.config.data_dir,
-                    reason,
-                )
+                log.info("knowledge index in %s is out of date (%s); rebuilding", where, reason)
                 current.close()
                 current = None
         if current is None:

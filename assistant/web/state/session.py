@@ -67,7 +67,7 @@ class WebSession(BaseModel):
         default=None, description="index in `chat` of the message the last form edit added"
     )
     _lock: SessionLock = PrivateAttr(default_factory=SessionLock)
-    # what a chat turn's follow-up last sent this tab's form and panel, or None when unknown
+    # what a chat turn last sent this tab's form and panel, or None when unknown
     # (opaque here: `assistant.web.blocks.outputs.Outputs.after_turn`)
     _sent: object | None = PrivateAttr(default=None)
 

@@ -95,7 +95,7 @@ def test_a_change_of_the_job_sends_what_it_changed(ui: App) -> None:
         assert page.shows(ui, web), text
 
 
-def test_any_other_render_makes_the_next_follow_up_send_everything(ui: App) -> None:
+def test_any_other_render_makes_the_next_turn_send_everything(ui: App) -> None:
     web, page = WebSession(), Page()
     turn(ui, page, web, JOB)
     values = dict.fromkeys(FORM_FIELDS) | {"model": "meta-llama/Llama-3.1-8B", "method": "lora"}
