@@ -169,13 +169,19 @@ def _decimal_pattern(digits: int) -> str:
 
 
 # Formatted numbers kept, by their arguments (Babel takes 30-60 us a number; a panel or an answer
-# formats the same prices, hours and totals again and again: about 115 money cells a chat turn)
+# formats the same prices, hours and totals again and again: about 115 money cells a chat turn).
+# A kept key cannot tell -0.0 from 0.0 (they are equal), so -0.0 is formatted as 0.0 ('$0.00',
+# not '-$0.00') whatever was formatted first.
 FORMATTED = 8192
 
 
-@lru_cache(maxsize=FORMATTED)
 def format_number(value: float, lang: str, digits: int = 1) -> str:
     """A decimal with exactly `digits` fraction digits in the locale: 1234.5 -> '1.234,5' (de)."""
+    return _format_number(value + 0.0, lang, digits)  # + 0.0: -0.0 becomes 0.0
+
+
+@lru_cache(maxsize=FORMATTED)
+def _format_number(value: float, lang: str, digits: int) -> str:
     return format_decimal(value, format=_decimal_pattern(digits), locale=_locale(lang))
 
 
@@ -190,10 +196,14 @@ def money_digits(amount: float) -> int:
     return 0 if abs(amount) >= 100 else 2
 
 
-@lru_cache(maxsize=FORMATTED)
 def format_money(amount: float, currency: str, lang: str, digits: int | None = None) -> str:
     """`amount` in `currency` (ISO code, kept as given: USD stays USD) in the locale's style:
     '$1,234' (en), '1.234 $' (de), 'US$ 12,50' (nl). Digits default to `money_digits`."""
+    return _format_money(amount + 0.0, currency, lang, digits)  # + 0.0: -0.0 becomes 0.0
+
+
+@lru_cache(maxsize=FORMATTED)
+def _format_money(amount: float, currency: str, lang: str, digits: int | None) -> str:
     code = currency.strip().upper()
     if not is_currency(code):
         raise InvalidInputError("currency", currency, "an ISO 4217 code such as USD, EUR or TRY")

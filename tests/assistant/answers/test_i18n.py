@@ -263,11 +263,26 @@ def test_kept_figures_are_the_ones_babel_writes(
 ) -> None:
     """Formatted numbers are kept by their arguments; a kept one is what formatting gives."""
     kept = (i18n.format_money(amount, "USD", lang, digits), i18n.format_number(amount, lang, 1))
+    zero_as_zero = amount + 0.0
     assert kept == (
-        i18n.format_money.__wrapped__(amount, "USD", lang, digits),
-        i18n.format_number.__wrapped__(amount, lang, 1),
+        i18n._format_money.__wrapped__(zero_as_zero, "USD", lang, digits),
+        i18n._format_number.__wrapped__(zero_as_zero, lang, 1),
     )
     assert i18n.format_count(amount, lang) == i18n.format_count.__wrapped__(amount, lang)
+
+
+@pytest.mark.parametrize("first", [0.0, -0.0])
+def test_minus_zero_is_written_as_zero_whatever_came_first(first: float) -> None:
+    """-0.0 equals 0.0, so a kept figure cannot tell them apart: both are written as zero (CI
+    once got '$0.00' for -0.0 after a 0.0, where Babel alone writes '-$0.00')."""
+    for lang in ("en", "de"):
+        i18n._format_money.cache_clear()
+        i18n._format_number.cache_clear()
+        shown = [
+            (i18n.format_money(x, "USD", lang), i18n.format_number(x, lang))
+            for x in (first, -first)
+        ]
+        assert shown[0] == shown[1] and "-" not in "".join(shown[0])
 
 
 def test_a_bad_currency_is_refused_every_time() -> None:
