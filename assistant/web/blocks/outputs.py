@@ -15,8 +15,8 @@ pick) makes it unknown, so the next `after_turn` sends everything again.
 
 from __future__ import annotations
 
-import copy
 import json
+import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +39,7 @@ __all__ = ["FORM_OUTPUTS", "LAUNCH_OUTPUTS", "PANEL_OUTPUTS", "Outputs"]
 FORM_OUTPUTS = len(FORM_FIELDS) + 2  # the fields, the currency, the form's accordion
 PANEL_OUTPUTS = 14
 LAUNCH_OUTPUTS = 4  # the launch accordion, the choice, the YAML, the JSON download
+PICKLE_PROTOCOL = 5
 _HINTED = {"precision", "method", "spot"}  # choices whose hint is their info line
 
 
@@ -54,15 +55,18 @@ def plot_value(chart: dict[str, Any] | None) -> AltairPlotData | None:
 
 
 def sent_key(value: Any) -> Any:
-    """What identifies an output value as sent: a copy of a component's arguments, else of the
-    value (text, an update). Copies, since Gradio changes what it is given in place (it drops an
-    update's None entries). A file's key equals no other: its URL names its content, which may
-    change under the same path (the launch spec of another job for the same instance)."""
+    """What identifies an output value as sent: the pickled bytes of a component's arguments,
+    else of the value (text, an update). Bytes, since Gradio changes what it is given in place
+    (it drops an update's None entries); pickling is a quarter of the cost of a deep copy, and
+    equal bytes can only come from equal values (the converse need not hold: a value that
+    pickles otherwise is sent again, never skipped wrongly). A file's key equals no other: its
+    URL names its content, which may change under the same path (the launch spec of another
+    job for the same instance)."""
     if isinstance(value, gr.DownloadButton | gr.File):
         return object()
     if isinstance(value, Block):
-        return (type(value), copy.deepcopy(value.constructor_args))
-    return copy.deepcopy(value)
+        return pickle.dumps((type(value), value.constructor_args), protocol=PICKLE_PROTOCOL)
+    return pickle.dumps(value, protocol=PICKLE_PROTOCOL)
 
 
 @dataclass(frozen=True)

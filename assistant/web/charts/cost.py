@@ -8,10 +8,12 @@ table writes them. `cost_points` and `pareto_front` are plain data; `cost_chart`
 Vega-Altair, which the app's plot component renders in the browser (nothing is fetched).
 
 A chart is its Vega-Lite specification (a dict) with the points as its data. What Altair builds
-and checks against the Vega-Lite schema is the chart without its data, once per language, GPU
-set and pair of axis scales; every panel then copies it and adds its points. Building and
-validating the whole chart with its points took about 25 ms of CPU a turn, most of it Altair
-copying the points between layers and the schema check walking each of them.
+and checks against the Vega-Lite schema is the chart without its data and without its colour
+domain, once per language and pair of axis scales (a few dozen in all); every panel then copies
+it and adds its points and its GPU types. Building and validating the whole chart with its
+points took about 25 ms of CPU a turn, most of it Altair copying the points between layers and
+the schema check walking each of them; keyed by the GPU set too, nearly every new job missed
+the cache and paid about 3 ms for Altair again.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ LOG_RATIO = 30.0  # an axis spanning more than this factor is drawn on a log sca
 HEIGHT = 320
 FIRST_COLOR = "#d62728"
 LEGEND_COLUMNS = 2
-CACHED_CHARTS = 256  # chart specifications kept without their data (a few kB each)
+CACHED_CHARTS = 64  # chart specifications kept without their data (a few kB each)
 # Tableau 20: distinct colours for up to 20 GPU types (more repeat).
 PALETTE = [
     "#4e79a7",
@@ -145,23 +147,25 @@ def cost_chart(points: Sequence[CostPoint], lang: str) -> dict[str, Any]:
     """The chart's Vega-Lite specification: points coloured by GPU and shaped by pricing, the
     Pareto front as a line, the first choice ringed and labelled; tooltips with the row's
     figures; `points` as its data."""
-    gpus = tuple(sorted({p.gpu for p in points}))
     x_scale = _scale([p.hours for p in points] or [1.0])
     y_scale = _scale([p.total for p in points] or [1.0])
-    spec: dict[str, Any] = json.loads(_spec_without_data(lang, gpus, x_scale, y_scale))
+    spec: dict[str, Any] = json.loads(_spec_without_data(lang, x_scale, y_scale))
+    gpus = sorted({p.gpu for p in points})
+    for layer in spec["layer"]:
+        color = layer.get("encoding", {}).get("color")
+        if color is not None:  # a list of names: what the schema asks of a domain
+            color["scale"]["domain"] = gpus
     spec["data"] = {"values": [p.model_dump() for p in points]}
     return spec
 
 
 @lru_cache(maxsize=CACHED_CHARTS)
 def _spec_without_data(
-    lang: str,
-    gpus: tuple[str, ...],
-    x_scale: tuple[tuple[str, Any], ...],
-    y_scale: tuple[tuple[str, Any], ...],
+    lang: str, x_scale: tuple[tuple[str, Any], ...], y_scale: tuple[tuple[str, Any], ...]
 ) -> str:
-    """The chart for `lang`, coloured over `gpus`, with those axis scales and no points, as
-    Altair builds and validates it (JSON; every layer reads the chart's one dataset)."""
+    """The chart for `lang` with those axis scales, no points and an empty colour domain (the
+    GPU types, `cost_chart` fills it in), as Altair builds and validates it (JSON; every layer
+    reads the chart's one dataset)."""
     import altair as alt
 
     labels = axis_labels(lang)
@@ -196,7 +200,7 @@ def _spec_without_data(
     color = alt.Color(
         "gpu:N",
         title=ui_text(lang, "legend_gpu"),
-        scale=alt.Scale(domain=list(gpus), range=PALETTE),
+        scale=alt.Scale(domain=[], range=PALETTE),
         legend=alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, labelLimit=130),
     )
     base = alt.Chart(alt.Data(values=[]))

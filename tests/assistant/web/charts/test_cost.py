@@ -117,6 +117,23 @@ def test_a_chart_is_valid_vega_lite_with_its_own_points_only() -> None:
     ]
 
 
+def test_jobs_with_other_gpu_types_share_one_checked_template() -> None:
+    """Altair builds and checks a chart once per language and axis scales, not once per GPU
+    set: a new job's GPU types are only the colour domain, filled in on a copy."""
+    from assistant.web.charts.cost import _spec_without_data
+
+    options = _options()
+    _spec_without_data.cache_clear()
+    first = cost_chart(cost_points(options[:2], "nl"), "nl")  # MI300X, H100-SXM
+    second = cost_chart(cost_points(options[3:5], "nl"), "nl")  # B200 alone
+    info = _spec_without_data.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+    assert first["layer"][1]["encoding"]["color"]["scale"]["domain"] == ["H100-SXM", "MI300X"]
+    assert second["layer"][1]["encoding"]["color"]["scale"]["domain"] == ["B200"]
+    assert first["layer"][1]["encoding"]["color"]["scale"]["range"][:2] == ["#4e79a7", "#f28e2b"]
+    assert all("color" not in layer["encoding"] for i, layer in enumerate(first["layer"]) if i != 1)
+
+
 def test_the_points_sit_where_altair_puts_a_charts_data() -> None:
     """The spec round-trips through Altair's chart model with its points as the chart's data."""
     import altair as alt
