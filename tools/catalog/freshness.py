@@ -4,8 +4,8 @@ A refreshed row has `fetched_at` (UTC download time) and ages in hours ("fetched
 gpuhunt"); a curated or imported row has only `as_of` and ages in days ("curated price, 187 days
 old"). A price is stale when it is more than `stale_days` days old (Settings.stale_price_days,
 default 120). These are the data helpers the CLI, the ranking and the app's Catalog tab share:
-`price_age` per row, `provider_summaries` per provider, `per_gpu_hour` for a comparison column,
-`catalog_row` for a whole table row.
+`price_age` per row, `provider_summaries` (or `summaries_of_aged`) per provider, `per_gpu_hour`
+for a comparison column, `catalog_row` for a whole table row.
 """
 
 from __future__ import annotations
@@ -99,9 +99,18 @@ def provider_summaries(
     items: Iterable[Instance], now: datetime, stale_days: int = DEFAULT_STALE_PRICE_DAYS
 ) -> list[ProviderFreshness]:
     """One summary per provider of `items`, sorted by provider."""
+    aged = ((item, price_age(item, now, stale_days)) for item in items)
+    return summaries_of_aged(aged, stale_days)
+
+
+def summaries_of_aged(
+    aged: Iterable[tuple[Instance, PriceAge]], stale_days: int = DEFAULT_STALE_PRICE_DAYS
+) -> list[ProviderFreshness]:
+    """`provider_summaries` of rows whose ages are known (all read at one `now`, with
+    `stale_days`): a ranking has them already, one per ranked row."""
     groups: dict[str, list[tuple[Instance, PriceAge]]] = {}
-    for item in items:
-        groups.setdefault(item.provider, []).append((item, price_age(item, now, stale_days)))
+    for item, age in aged:
+        groups.setdefault(item.provider, []).append((item, age))
     return [_summary(name, groups[name], stale_days) for name in sorted(groups)]
 
 

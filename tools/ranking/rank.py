@@ -21,7 +21,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Any
 
-from tools.catalog.freshness import price_age, provider_summaries
+from tools.catalog.freshness import PriceAge, price_age, summaries_of_aged
 from tools.catalog.instances import DEFAULT_STALE_PRICE_DAYS, Instance
 from tools.collector import cyclic_gc_paused
 from tools.gpus import GPUSpec, lookup_gpu
@@ -127,11 +127,13 @@ def rank(
             best = heapq.nsmallest(request.top, rows, key=by_key)
         else:
             best = sorted(rows, key=by_key)
-        ranked = [_ranked_option(i, row, job, now, stale_price_days)
-                  for i, row in enumerate(best, start=1)]  # fmt: skip
+        ages = [price_age(row.instance, now, stale_price_days) if now else None for row in best]
+        pairs = enumerate(zip(best, ages, strict=True), start=1)
+        ranked = [_ranked_option(i, row, job, age, stale_price_days) for i, (row, age) in pairs]
     prices = []
     if now is not None:
-        prices = provider_summaries((row.instance for row in best), now, stale_price_days)
+        aged = [(row.instance, age) for row, age in zip(best, ages, strict=True) if age]
+        prices = summaries_of_aged(aged, stale_price_days)
     return RankResult(
         job=job.summary,
         ranked=ranked,
@@ -142,11 +144,8 @@ def rank(
     )
 
 
-def _age_fields(
-    inst: Instance, reasons: list[str], now: datetime, stale_days: int
-) -> dict[str, Any]:
-    """An option's price-age fields at `now`; the provenance reason says the age too."""
-    age = price_age(inst, now, stale_days)
+def _age_fields(age: PriceAge, reasons: list[str], stale_days: int) -> dict[str, Any]:
+    """An option's price-age fields; the provenance reason says the age too."""
     flag = f"; STALE: older than {stale_days} days" if age.stale else ""
     reasons = [
         f"{line} ({age.text}{flag})" if line.startswith("price from ") else line for line in reasons
@@ -327,13 +326,14 @@ def _limit_problem(
 
 
 def _ranked_option(
-    position: int, row: Row, job: PreparedJob, now: datetime | None, stale_days: int
+    position: int, row: Row, job: PreparedJob, age: PriceAge | None, stale_days: int
 ) -> RankedOption:
-    """The ranked row as a result option; with `now`, its price's age and stale flag too."""
+    """The ranked row as a result option; with its price's `age`, that age and stale flag
+    too."""
     inst, shape = row.instance, row.shape
     run = shape.spot_run if row.spot_cost is not None else None
     reasons = ranked_reasons(row, job)
-    aged = {"reasons": reasons} if now is None else _age_fields(inst, reasons, now, stale_days)
+    aged = {"reasons": reasons} if age is None else _age_fields(age, reasons, stale_days)
     return unchecked_option(
         shape.template[0] if shape.template else _shape_template(shape, inst),
         rank=position,

@@ -5,7 +5,12 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from tests.fakes.catalogs import instance
-from tools.catalog.freshness import price_age, provider_summaries, short_age
+from tools.catalog.freshness import (
+    price_age,
+    provider_summaries,
+    short_age,
+    summaries_of_aged,
+)
 from tools.catalog.instances import Catalog, Instance
 from tools.catalog.merge import describe_overrides, import_conflicts, overlay_fresh
 
@@ -109,6 +114,7 @@ def test_price_ages_in_words_and_per_provider() -> None:
         " 1 gpuhunt; 1 stale (older than 120 days)"
     )
     assert (summary.origins, summary.stale_rows) == ({"curated": 1, "gpuhunt": 1}, 1)
+    assert summaries_of_aged([(old, aged), (new, recent)], 120) == [summary], "ages known"
 
 
 def test_catalog_row_is_the_comparison_table_row() -> None:
