@@ -14,14 +14,19 @@ next message as soon as the answer is in: every session always has a turn queued
 (a seeded 2-6 s reading time before each message). By default a turn is the `chat` event alone,
 as API clients send it; with `--browser-events` it is the event the page sends (found by the send
 button's click), which also returns the form, the panel and the conversation saved in the
-browser, and any events the page chains after it, timed as part of the turn.
+browser, and any events the page chains after it, timed as part of the turn; and each tab, as
+it opens, runs the page's load event as a browser does before anyone can type (it restores the
+saved conversation, here none, and starts the tab's session on the server: Gradio's per-session
+state, about 11 ms of CPU, that the first turn would pay otherwise). The tab fills chained
+after it (catalog, estimator, tab names) are not sent: turns read nothing they write.
 
 Cross-talk: session i asks about a model of its own size (1.1B, 1.3B, ... in 0.2B steps). Every
 returned chat must hold exactly the messages this session sent and no answer may name another
 session's size; counted apart, every job answer (all turns but 7 and 10) must name its own
 size ("~7.3B", "d'environ 7.3B"): an answer that does not is wrong but not someone else's.
 
-Reported per worker count: p50/p95/max latency, turns/s, errors, cross-talk, server CPU per turn
+Reported per worker count: p50/p95/max latency (and p95 per turn: the first turns of a burst
+queue behind everyone's first), turns/s, errors, cross-talk, server CPU per turn
 (all workers, from /proc), nginx, Chroma and client CPU per turn, sessions per worker, the
 load average and `python_reference_s` (the machine's pure-Python speed, to compare machines);
 then throughput scaling (turns/s at N workers over turns/s at 1). `--profile` samples worker
@@ -53,6 +58,7 @@ from deploy.probe import (
     JoinRefused,
     chat_text,
     find_fn_index,
+    find_load_event,
     find_page_event,
     follow_ups,
     user_messages,
@@ -177,17 +183,19 @@ class TurnRecord:
 def run_session(
     url: str, fn: int, index: int, plan: Plan, start: threading.Barrier,
     out: list[TurnRecord], workers: dict[int, str], chain: list[tuple[int, int]],
-    opening: threading.Lock,
+    opening: threading.Lock, on_load: tuple[int, int] | None = None,
 ) -> None:  # fmt: skip
     """One tab: open the page (one tab at a time, as people arrive: the proxy then sees each
-    open page's heartbeat when it places the next), wait for everyone, then send `plan.turns`
-    messages."""
+    open page's heartbeat when it places the next) and run its `on_load` event as a browser
+    does (nothing saved in it), wait for everyone, then send `plan.turns` messages."""
     think = random.Random(index) if plan.paced else None
     session = GradioSession(url, timeout=300.0)
     try:
         try:
             with opening:
                 session.open()
+                if on_load is not None:
+                    session.call(on_load[0], [None] * on_load[1])
         except Exception as exc:  # the page did not load: every turn of the session fails
             start.wait()
             out.extend(TurnRecord(index, t, 0.0, f"page: {exc!r}"[:200]) for t in range(plan.turns))
@@ -273,10 +281,12 @@ def timed(stack: Stack, url: str, fn: int, plan: Plan, profile: Path | None) -> 
     pinned: dict[int, str] = {}
     start = threading.Barrier(plan.sessions + 1, timeout=600)
     chain = follow_ups(url, fn) if plan.browser_events else []
+    on_load = find_load_event(url) if plan.browser_events else None
     opening = threading.Lock()
     threads = [
         threading.Thread(
-            target=run_session, args=(url, fn, i, plan, start, records, pinned, chain, opening)
+            target=run_session,
+            args=(url, fn, i, plan, start, records, pinned, chain, opening, on_load),
         )
         for i in range(plan.sessions)
     ]
@@ -326,9 +336,21 @@ def summary(records: list[TurnRecord], plan: Plan, wall: float) -> dict[str, Any
         "p50_s": round(statistics.median(done), 2) if done else None,
         "p95_s": round(percentile(done, 0.95), 2) if done else None,
         "max_s": round(max(done), 2) if done else None,
+        "p95_s_by_turn": {
+            turn + 1: round(percentile(times, 0.95), 2)
+            for turn, times in sorted(_times_by_turn(records).items())
+        },
         "wall_s": round(wall, 1),
         "turns_per_s": round(len(done) / wall, 2) if wall else None,
     }
+
+
+def _times_by_turn(records: list[TurnRecord]) -> dict[int, list[float]]:
+    by_turn: dict[int, list[float]] = collections.defaultdict(list)
+    for record in records:
+        if not record.error:
+            by_turn[record.turn].append(record.seconds)
+    return by_turn
 
 
 def measure(workers: int, plan: Plan, data_dir: Path, profile: Path | None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ __all__ = [
     "JoinRefused",
     "chat_text",
     "find_fn_index",
+    "find_load_event",
     "find_page_event",
     "follow_ups",
     "user_messages",
@@ -66,6 +67,16 @@ def find_page_event(
         if dependency.get("backend_fn") and any((i, event) in on for i in ids):
             return int(dependency["id"])
     raise CallError(f"no server event on {event} of #{elem_id} in {base_url}/config")
+
+
+def find_load_event(base_url: str, timeout: float = 30.0) -> tuple[int, int]:
+    """The server event a page runs as it opens (the app's `load`), as (id, number of inputs):
+    a browser sends it before anyone can type, and it starts the tab's server-side session."""
+    for dependency in _config(base_url, timeout)["dependencies"]:
+        on_load = any(target[1] == "load" for target in dependency.get("targets", []))
+        if on_load and dependency.get("backend_fn"):
+            return int(dependency["id"]), len(dependency["inputs"])
+    raise CallError(f"no server event on the page's load in {base_url}/config")
 
 
 def follow_ups(base_url: str, fn_index: int, timeout: float = 30.0) -> list[tuple[int, int]]:

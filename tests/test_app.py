@@ -158,10 +158,11 @@ def test_two_concurrent_sessions_keep_their_own_conversation(
 def test_the_page_sends_a_turn_as_one_event_and_gets_only_what_changed(
     served: tuple[str, Settings],
 ) -> None:
-    """The send button's event returns the chat, the form, the panel and the saved record in one
-    event (issue 15: a second event after the answer cost a queue round and its HTTP); after a
-    guidance question the form and panel are skipped but for the launch file. The `chat`
-    endpoint of API clients returns the chat alone."""
+    """The send button's event returns the chat, the form and panel and the saved record in one
+    event (issue 15: a second event after the answer cost a queue round and its HTTP): the
+    form and panel as one payload the browser applies, but for the launch choice and file;
+    after a guidance question the payload leaves every component alone and only the launch
+    file is sent. The `chat` endpoint of API clients returns the chat alone."""
     url = served[0]
     page, api = find_page_event(url, "send"), find_fn_index(url, "chat")
     assert page != api
@@ -173,14 +174,17 @@ def test_the_page_sends_a_turn_as_one_event_and_gets_only_what_changed(
         alone = session.call(api, ["and with LoRA?", "en", None])
     finally:
         session.close()
-    slots = FORM_OUTPUTS + PANEL_OUTPUTS
-    assert len(job) == len(guidance) == 2 + slots + 1 and len(alone) == 2
+    in_browser = FORM_OUTPUTS + PANEL_OUTPUTS - 2  # all but the launch choice and file
+    assert len(job) == len(guidance) == 2 + 1 + 2 + 1 and len(alone) == 2
     assert _texts(job[0][0]) == "QLoRA on Llama 3.1 8B, 100M tokens"
-    assert job[2]["value"] == "meta-llama/Llama-3.1-8B", "the form's model field"
-    assert all(value != {"__type__": "update"} for value in job[2:]), "a new page: everything"
-    changed = [i for i, v in enumerate(guidance[2:-1]) if v.get("__type__") != "update" or
-               set(v) - {"__type__", "props"}]  # fmt: skip
-    assert changed == [slots - 1], "only the launch file (its URL names its content)"
+    updates = job[2]["updates"]
+    assert len(updates) == in_browser and None not in updates, "a new page: everything"
+    assert updates[0]["value"] == "meta-llama/Llama-3.1-8B", "the form's model field"
+    ranked = updates[FORM_OUTPUTS + 6]["value"]
+    assert ranked["headers"][:2] == ["#", "Instance"] and ranked["data"], "the ranked table"
+    assert job[3]["choices"][0][1] == ranked["data"][0][1], "the launch choice, on the server"
+    assert guidance[2]["updates"] == [None] * in_browser, "a guidance turn changes nothing"
+    assert guidance[3] == {"__type__": "update"} and guidance[4]["value"], "but the file"
     assert isinstance(guidance[-1], str) and guidance[-1] != job[-1], "the record is saved"
     assert [_texts(m) for m in alone[0] if m["role"] == "user"][-1] == "and with LoRA?"
 
@@ -194,10 +198,13 @@ def test_the_page_turn_and_the_api_turn_are_wired_apart(tmp_path: Path) -> None:
     page = next(d for d in config["dependencies"] if d["backend_fn"]
                 and (ids["send"], "click") in [tuple(t) for t in d["targets"]])  # fmt: skip
     assert page["api_visibility"] == "private" and page["outputs"][0] == ids["chat"]
-    assert len(page["outputs"]) == 2 + FORM_OUTPUTS + PANEL_OUTPUTS + 1
+    assert page["outputs"][2:5] == [ids["page-updates"], ids["launch-choice"], ids["launch-json"]]
     assert page["show_progress_on"] == [ids["chat"]], "the panel does not spin for a turn"
-    chained = [d for d in config["dependencies"] if d.get("trigger_after") == page["id"]]
-    assert chained == [], "nothing runs after the turn"
+    (applied,) = [d for d in config["dependencies"] if d.get("trigger_after") == page["id"]]
+    assert not applied["backend_fn"] and applied["js"] and applied["trigger_only_on_success"]
+    assert applied["inputs"] == [ids["page-updates"]]
+    assert len(applied["outputs"]) == FORM_OUTPUTS + PANEL_OUTPUTS - 2
+    assert ids["ranked"] in applied["outputs"] and ids["launch-choice"] not in applied["outputs"]
 
 
 def test_build_demo_returns_blocks_with_the_tabs(tmp_path: Path) -> None:

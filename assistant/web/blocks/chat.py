@@ -12,6 +12,7 @@ import gradio as gr
 from assistant.agent.conversation import MAX_MESSAGE_CHARS
 from assistant.web.blocks.common import t
 from assistant.web.blocks.handlers import App
+from assistant.web.blocks.outputs import APPLY_UPDATES_JS, PageUpdates
 
 __all__ = ["ChatParts", "chat_column", "wire_chat"]
 
@@ -65,20 +66,26 @@ def wire_chat(
     answer_lang: Any,
     job_outputs: list[Any],
     after_turn: list[Any],
+    server_side: list[Any],
 ) -> None:
     """A turn updates the chat, the form, the panel and what the browser keeps, in one event;
     an example is sent as if typed; a new conversation clears everything, the saved record
     included. The `chat` endpoint (API clients, `deploy.probe`) is the turn alone: no trigger
     on the page, the chat and the session only. `job_outputs` are the session, chat, form and
-    panel; `after_turn` the form and panel."""
+    panel; `after_turn` the form and panel, which the turn sends as one payload that the
+    browser applies, but for its `server_side` components (see `outputs.PageUpdates`)."""
     chatbot, textbox = chat.chatbot, chat.textbox
     inputs = [textbox, answer_lang, web_state]
-    outputs = [chatbot, web_state, *after_turn, browser]
+    app.page_updates = updates = PageUpdates(after_turn, server_side)
+    payload = gr.JSON(visible=False, elem_id="page-updates")
+    outputs = [chatbot, web_state, payload, *updates.server_blocks, browser]
     page_turn = app.page_respond if app.streams else app.page_answer  # see App.streams
     # the progress animation on the chat alone: the panel shows the last job until the new one
     shown: dict[str, Any] = {"concurrency_id": "turn", "show_progress_on": [chatbot]}
+    applied: dict[str, Any] = {"js": APPLY_UPDATES_JS, "queue": False, "show_progress": "hidden"}
     triggers = [textbox.submit, chat.send.click]
-    gr.on(triggers, page_turn, inputs, outputs, api_visibility="private", **shown)
+    turn = gr.on(triggers, page_turn, inputs, outputs, api_visibility="private", **shown)
+    turn.success(None, [payload], updates.browser_blocks, **applied)
     gr.on(triggers, None, [textbox], [textbox], js=CLEAR_SENT_JS, queue=False)
     gr.on(
         [],
@@ -96,6 +103,7 @@ def wire_chat(
 
     picked = chatbot.example_select(example, None, textbox, api_visibility="private")
     sent = picked.then(page_turn, inputs, outputs, api_visibility="private", **shown)
+    sent.success(None, [payload], updates.browser_blocks, **applied)
     sent.then(lambda: "", None, textbox, api_visibility="private")
     chatbot.like(app.feedback, [web_state], None, api_visibility="private")
     gr.on(

@@ -128,7 +128,8 @@ def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.
         tabs = [advisor_tab, catalog_box, knowledge_box, estimator_box]
         gr.Markdown(t("privacy_note"), elem_id="privacy")
         job = [web_state, chat.chatbot, *panel.form_outputs, *panel.outputs]
-        wire_chat(app, web_state, browser, chat, answer, job, job[2:])
+        server_side = [panel.choose, panel.launch_outputs[-1]]  # checked choices, a file
+        wire_chat(app, web_state, browser, chat, answer, job, job[2:], server_side)
         wire_panel(app, web_state, browser, panel, job)
         fills = [catalog, estimator, [_tab_labels, [web_state], tabs]]
         _wire_session(app, demo, web_state, browser, ui_lang, answer, job, fills)

@@ -25,7 +25,7 @@ from assistant.agent.events import Final, ToolEnd, ToolStart
 from assistant.languages import language_from_header
 from assistant.settings import Settings
 from assistant.web.blocks.common import STREAM_INTERVAL_S, guarded, inform, warn
-from assistant.web.blocks.outputs import FORM_OUTPUTS, LAUNCH_OUTPUTS, PANEL_OUTPUTS, Outputs
+from assistant.web.blocks.outputs import LAUNCH_OUTPUTS, SLOTS, Outputs, PageUpdates
 from assistant.web.chat_view import (
     chat_examples,
     chat_messages,
@@ -52,7 +52,7 @@ from tools.job import JobSpec
 
 __all__ = ["App"]
 
-_JOB_OUTPUTS = 2 + FORM_OUTPUTS + PANEL_OUTPUTS  # session, chat, form, panel
+_JOB_OUTPUTS = 2 + SLOTS  # session, chat, form, panel
 H = TypeVar("H", bound=Callable[..., Any])
 
 
@@ -121,6 +121,8 @@ class App:
         self.prices = PriceRefresher(
             settings.data_dir, settings.refresh_config(), on_updated=self._reload_catalog
         )
+        # Set when the page is wired (`wire_chat`): the form and panel its browser applies.
+        self.page_updates: PageUpdates | None = None
 
     def _reload_catalog(self) -> None:
         """After a refresh changed prices: load the catalog now (the refresh waits for it, not
@@ -186,21 +188,26 @@ class App:
 
     def page_answer(self, message: str, language: str, web: WebSession | None) -> tuple[Any, ...]:
         """A turn as the page runs it, in one event: the chat and the session (`answer`), then
-        the form, the panel and what the browser keeps (`after_turn`). A second event after the
-        answer cost another round of the queue and its HTTP."""
+        the form, the panel and what the browser keeps (`after_turn`), the form and panel as
+        the page's payload where `page_updates` is set (`outputs.PageUpdates`). A second event
+        after the answer cost another round of the queue and its HTTP."""
         chat, session = self.answer(message, language, web)
-        return (chat, session, *self.after_turn(session))
+        return (chat, session, *self._page_rest(session))
 
     def page_respond(
         self, message: str, language: str, web: WebSession | None
     ) -> Iterator[tuple[Any, ...]]:
         """`page_answer` streamed (an LLM's turn): the chat as it comes, the rest at the end."""
-        waiting = _skipped(FORM_OUTPUTS + PANEL_OUTPUTS + 1)
+        waiting = _skipped(1 + (self.page_updates.outputs if self.page_updates else SLOTS))
         for chat, session in self._turn(message, language, web, stream=True):
             if isinstance(session, WebSession):  # the turn's last update
-                yield (chat, session, *self.after_turn(session))
+                yield (chat, session, *self._page_rest(session))
             else:
                 yield (chat, session, *waiting)
+
+    def _page_rest(self, web: WebSession) -> tuple[Any, ...]:
+        *shown, saved = self.after_turn(web)
+        return (*(self.page_updates.split(shown) if self.page_updates else shown), saved)
 
     def _turn(
         self, message: str, language: str, web: WebSession | None, *, stream: bool

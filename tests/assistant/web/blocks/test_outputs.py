@@ -15,7 +15,13 @@ from gradio.blocks import Block
 
 from assistant.agent.conversation import Assistant
 from assistant.web.blocks import App
-from assistant.web.blocks.outputs import FORM_OUTPUTS, PANEL_OUTPUTS, Outputs, sent_key
+from assistant.web.blocks.outputs import (
+    FORM_OUTPUTS,
+    PANEL_OUTPUTS,
+    Outputs,
+    browser_update,
+    sent_key,
+)
 from assistant.web.form import FORM_FIELDS
 from assistant.web.state.session import WebSession
 from tests.fakes.app import TinyKnowledge, make_settings
@@ -169,3 +175,66 @@ def test_a_streamed_page_turn_sends_form_panel_and_record_once_at_its_end(ui: Ap
     chat, session, *rest = last
     assert session is web and SKIP not in rest
     assert Page().get(rest[:-1]) == list(range(SLOTS)) and web.sent is not None
+
+
+def test_an_update_for_the_browser_is_what_gradio_would_send() -> None:
+    """`browser_update`: a skip leaves the component alone; a value goes through the
+    component's own postprocess; properties left as None are dropped, as Gradio drops them;
+    choices become (label, value) pairs; anything the browser is not given raises."""
+    table = gr.Dataframe(render=False, interactive=False)
+    assert browser_update(table, SKIP) is None
+    assert browser_update(gr.Markdown(render=False), "**12** options") == {
+        "__type__": "update", "value": "**12** options",
+    }  # fmt: skip
+    update = browser_update(table, gr.update(value={"headers": ["#", "GPU"], "data": [[1, "L4"]]},
+                                             datatype=["number", "str"], label=None))  # fmt: skip
+    assert update is not None and set(update) == {"__type__", "value", "datatype"}
+    assert update["value"]["headers"] == ["#", "GPU"] and update["value"]["data"] == [[1, "L4"]]
+    money = gr.update(value="EUR", choices=["USD", "EUR"])
+    assert browser_update(gr.Dropdown(["USD", "EUR"], render=False), money) == {
+        "__type__": "update", "value": "EUR", "choices": [["USD", "USD"], ["EUR", "EUR"]],
+    }  # fmt: skip
+    with pytest.raises(TypeError):
+        browser_update(table, gr.DownloadButton(render=False))
+    with pytest.raises(ValueError, match="interactive"):
+        browser_update(table, gr.update(interactive=True))
+
+
+def test_the_page_applies_from_its_payload_what_a_whole_render_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wired page's turn (`page_answer`): its payload, applied as the browser applies it
+    (each update's properties over the component's), leaves every form and panel component
+    showing what a whole render of the session shows; the launch choice and file come as
+    Gradio outputs; a guidance question's payload leaves everything alone."""
+    import app
+
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    settings = make_settings(tmp_path / "data")
+    assistant = Assistant(settings, knowledge=TinyKnowledge(), catalog=web_catalog())
+    demo = app.build_demo(settings, assistant=assistant)
+    page_fn = next(f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "page_answer")
+    ui: App = page_fn.fn.__self__
+    assert ui.page_updates is not None
+    split = ui.page_updates
+    assert len(split.in_browser) == SLOTS - 2 and split.on_server == [SLOTS - 3, SLOTS - 1]
+    browser: list[dict[str, Any]] = [{} for _ in split.in_browser]
+    web = WebSession()
+    for text in (JOB, GUIDANCE, "make it 300M tokens", "use LoRA instead", GUIDANCE):
+        _, _, payload, choose, download, saved = ui.page_answer(text, "en", web)
+        assert isinstance(saved, str) and isinstance(download, gr.DownloadButton)
+        if text == GUIDANCE:
+            assert payload["updates"] == [None] * len(browser) and choose == SKIP, text
+        for props, update in zip(browser, payload["updates"], strict=True):
+            props.update(update or {})
+        record = web.sent
+        whole = (*ui.outputs.form_outputs(web), *ui.outputs.panel_outputs(web))
+        web.sent = record
+        expected = split.split(whole)[0]["updates"]
+        for props, want in zip(browser, expected, strict=True):
+            assert {key: props.get(key) for key in want} == want, text
+    streamed = list(ui.page_respond("use 2 GPUs", "en", web))
+    assert all(rest == [SKIP] * 4 for _, _, *rest in streamed[:-1]) and len(streamed) > 1
+    _, session, payload, _, download, _ = streamed[-1]
+    assert session is web and isinstance(download, gr.DownloadButton)
+    assert payload["updates"][FORM_FIELDS.index("num_gpus")]["value"] == 2
