@@ -25,7 +25,7 @@ from assistant.agent.tool_args import RANK_FIELDS
 from assistant.settings import Settings
 from assistant.web.blocks.outputs import FORM_OUTPUTS, PANEL_OUTPUTS
 from assistant.web.public_api import PublicApi
-from deploy.probe import GradioSession, find_fn_index, find_page_event
+from deploy.probe import GradioSession, find_fn_index, find_load_event, find_page_event
 from tests.fakes.app import TinyKnowledge, free_port, make_settings, running_app
 from tools.catalog.store import load_catalog
 
@@ -166,9 +166,12 @@ def test_the_page_sends_a_turn_as_one_event_and_gets_only_what_changed(
     url = served[0]
     page, api = find_page_event(url, "send"), find_fn_index(url, "chat")
     assert page != api
+    on_load, load_inputs = find_load_event(url)
     session = GradioSession(url)
     session.open(heartbeat=False)
     try:
+        restored = session.call(on_load, [None] * load_inputs)  # as the tab opens: nothing saved
+        assert len(restored) == 4 + FORM_OUTPUTS + PANEL_OUTPUTS and not restored[1].get("value")
         job = session.call(page, ["QLoRA on Llama 3.1 8B, 100M tokens", "en", None])
         guidance = session.call(page, ["Are spot instances safe for training?", "en", None])
         alone = session.call(api, ["and with LoRA?", "en", None])
