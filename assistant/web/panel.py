@@ -161,10 +161,14 @@ def compute_panel(state: JobSpec, catalog: Catalog) -> PanelData:
 
 def complete_options(data: PanelData, state: JobSpec, catalog: Catalog) -> PanelData:
     """`data` with every option that fits, where its ranking kept only the best rows (a chat
-    turn's artifact): the same ranking of the same job, not cut."""
+    turn's artifact): the rest its ranking kept aside (`RankResult.every_option`), else the
+    same ranking of the same job again, not cut."""
     ranking = data.ranking
     if ranking is None or len(data.options) >= ranking.feasible or state.model is None:
         return data
+    every = ranking.every_option()
+    if every is not None:
+        return data.model_copy(update={"options": every})
     try:
         _, full = _rank_all(state, catalog)
     except AdvisorError:

@@ -5,12 +5,13 @@ Money is USD; prices are per hour; time is hours; memory is bytes (GiB = 2^30 in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from tools.catalog.freshness import ProviderFreshness
 from tools.catalog.instances import Origin
@@ -329,3 +330,19 @@ class RankResult(BaseModel):
         default_factory=list,
         description="how fresh the ranked rows' prices are, per provider (empty: no clock given)",
     )
+    # the options after `ranked` when `top` cut them, built when first asked for; never
+    # serialised, and not a field: what walks the result (grounding) sees `ranked` alone
+    _rest: Callable[[], list[RankedOption]] | None = PrivateAttr(default=None)
+
+    def keep_rest(self, rest: Callable[[], list[RankedOption]]) -> None:
+        """Remember how to build the options `top` left out (`every_option`)."""
+        self._rest = rest
+
+    def every_option(self) -> list[RankedOption] | None:
+        """Every option that fits, best first: `ranked` and the rest `top` left out (ranked
+        on from there, at the same clock), or None when the rest was not kept."""
+        if len(self.ranked) >= self.feasible:
+            return list(self.ranked)
+        if self._rest is None:
+            return None
+        return [*self.ranked, *self._rest()]

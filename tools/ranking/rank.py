@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from operator import attrgetter
 from typing import Any
 
@@ -134,14 +134,24 @@ def rank(
     if now is not None:
         aged = [(row.instance, age) for row, age in zip(best, ages, strict=True) if age]
         prices = summaries_of_aged(aged, stale_price_days)
-    return RankResult(
-        job=job.summary,
-        ranked=ranked,
-        excluded=excluded,
-        considered=len(items),
-        feasible=len(rows),
-        prices=prices,
-    )
+    result = RankResult(job=job.summary, ranked=ranked, excluded=excluded,
+                        considered=len(items), feasible=len(rows), prices=prices)  # fmt: skip
+    if len(best) < len(rows):
+        result.keep_rest(partial(_rest, rows, best, job, now, stale_price_days))
+    return result
+
+
+def _rest(
+    rows: list[Row], best: list[Row], job: PreparedJob, now: datetime | None, stale_days: int
+) -> list[RankedOption]:
+    """The options of `rows` not in `best` (the `top` kept), ranked on after them."""
+    kept = {id(row) for row in best}
+    rest = sorted((row for row in rows if id(row) not in kept), key=attrgetter("key"))
+    return [
+        _ranked_option(i, row, job, price_age(row.instance, now, stale_days) if now else None,
+                       stale_days)
+        for i, row in enumerate(rest, start=len(best) + 1)
+    ]  # fmt: skip
 
 
 def _age_fields(age: PriceAge, reasons: list[str], stale_days: int) -> dict[str, Any]:

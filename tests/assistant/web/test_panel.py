@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.agent.events import ToolEnd, ToolStart
 from assistant.agent.tool_args import EstimateMemoryArgs, RankInstancesArgs
 from assistant.agent.toolbox import ARTIFACT_ROWS, run_estimate_memory, run_rank_instances
@@ -78,9 +80,16 @@ def test_every_fitting_option_reaches_the_cost_chart_the_table_keeps_the_best() 
     )
     after_turn = panel_from_events([_end("rank_instances", turn)], PanelData())
     assert len(after_turn.options) == ARTIFACT_ROWS, "a turn's artifact keeps the best 25"
-    completed = complete_options(after_turn, state, builtin_catalog())
+    with pytest.MonkeyPatch.context() as patch:  # the rest its ranking kept: no second ranking
+        patch.setattr("assistant.web.panel._rank_all", lambda *_: pytest.fail("ranked again"))
+        completed = complete_options(after_turn, state, builtin_catalog())
     assert [o.instance_id for o in completed.options] == [o.instance_id for o in full.options]
+    assert [o.rank for o in completed.options] == list(range(1, full.ranking.feasible + 1))
     assert completed.ranking is turn, "the table keeps the turn's own rows"
+    loaded = turn.model_validate_json(turn.model_dump_json())  # a ranking that kept no rest
+    again = complete_options(after_turn.model_copy(update={"ranking": loaded}), state,
+                             builtin_catalog())  # fmt: skip
+    assert [o.instance_id for o in again.options] == [o.instance_id for o in full.options]
     view = panel_view(completed, {}, "en")
     assert len(view.ranked.rows) == TABLE_ROWS
     assert view.cost_caption.startswith(f"{full.ranking.feasible} options.")

@@ -11,7 +11,7 @@ import pytest
 from tests.fakes.jobs import bare_input
 from tools.catalog import builtin_catalog
 from tools.memory import EstimateInput, MemoryEstimate, estimate
-from tools.ranking import RankRequest, Workload, rank
+from tools.ranking import RankRequest, RankResult, Workload, rank
 from tools.ranking.prepare import forget_shapes
 from tools.ranking.search import forget_searches, search_for
 
@@ -70,3 +70,26 @@ def test_a_chat_job_estimates_few_plans(
     rank(request, builtin_catalog())
     search = search_for(request.job, request.assumptions.memory_margin, estimate)
     assert search.estimator_calls == plans, "plans estimated for the whole catalog"
+
+
+@pytest.mark.parametrize(("job", "constraints"), TURNS[:3])
+def test_a_cut_ranking_keeps_the_rest_as_the_whole_ranking_has_it(
+    job: dict[str, Any], constraints: dict[str, Any]
+) -> None:
+    """`top` keeps the best rows; `every_option` builds the rest when asked, exactly the rows
+    and ranks of the ranking that was not cut (at the same clock), and none of it is a field:
+    what is serialised or walked is the cut result."""
+    request, catalog = _request(job, constraints), builtin_catalog()
+    whole = rank(request, catalog, now=NOW)
+    cut = rank(request.model_copy(update={"top": 5}), catalog, now=NOW)
+    assert len(cut.ranked) == 5 < cut.feasible == whole.feasible
+    every = cut.every_option()
+    assert every is not None
+    assert [o.model_dump() for o in every] == [o.model_dump() for o in whole.ranked]
+    assert whole.every_option() == whole.ranked, "nothing was cut"
+    assert (
+        set(cut.model_dump()) == set(RankResult.model_fields)
+        and len(cut.model_dump()["ranked"]) == 5
+    )
+    assert cut.model_copy().every_option() == every, "a copy keeps it"
+    assert RankResult.model_validate_json(cut.model_dump_json()).every_option() is None
