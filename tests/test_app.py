@@ -180,13 +180,13 @@ def test_the_page_sends_a_turn_as_one_event_and_gets_only_what_changed(
     in_browser = FORM_OUTPUTS + PANEL_OUTPUTS - 2  # all but the launch choice and file
     assert len(job) == len(guidance) == 2 + 1 + 2 + 1 and len(alone) == 2
     assert _texts(job[0][0]) == "QLoRA on Llama 3.1 8B, 100M tokens"
-    updates = job[2]["updates"]
+    updates = json.loads(job[2])["updates"]
     assert len(updates) == in_browser and None not in updates, "a new page: everything"
     assert updates[0]["value"] == "meta-llama/Llama-3.1-8B", "the form's model field"
     ranked = updates[FORM_OUTPUTS + 6]["value"]
     assert ranked["headers"][:2] == ["#", "Instance"] and ranked["data"], "the ranked table"
     assert job[3]["choices"][0][1] == ranked["data"][0][1], "the launch choice, on the server"
-    assert guidance[2]["updates"] == [None] * in_browser, "a guidance turn changes nothing"
+    assert json.loads(guidance[2])["updates"] == [None] * in_browser, "a turn that changes nothing"
     assert guidance[3] == {"__type__": "update"} and guidance[4]["value"], "but the file"
     assert isinstance(guidance[-1], str) and guidance[-1] != job[-1], "the record is saved"
     assert [_texts(m) for m in alone[0] if m["role"] == "user"][-1] == "and with LoRA?"

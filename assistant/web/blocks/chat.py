@@ -77,7 +77,7 @@ def wire_chat(
     chatbot, textbox = chat.chatbot, chat.textbox
     inputs = [textbox, answer_lang, web_state]
     app.page_updates = updates = PageUpdates(after_turn, server_side)
-    payload = gr.JSON(visible=False, elem_id="page-updates")
+    payload = gr.Textbox(visible=False, elem_id="page-updates")
     outputs = [chatbot, web_state, payload, *updates.server_blocks, browser]
     page_turn = app.page_respond if app.streams else app.page_answer  # see App.streams
     # the progress animation on the chat alone: the panel shows the last job until the new one

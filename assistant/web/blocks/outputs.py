@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+import orjson
 from gradio.blocks import Block
 from gradio.components.plot import AltairPlotData
 
@@ -57,10 +58,11 @@ BROWSER_PROPS = frozenset(
 )
 # The page's payload to its components, in order: an update each, or null for one left alone
 # (undefined is how a browser-side function skips an output).
-APPLY_UPDATES_JS = (
-    "(payload) => (payload && Array.isArray(payload.updates)"
-    " ? payload.updates.map((u) => (u === null ? undefined : u)) : [])"
-)
+APPLY_UPDATES_JS = """(text) => {
+  const payload = text ? JSON.parse(text) : null;
+  if (!payload || !Array.isArray(payload.updates)) return [];
+  return payload.updates.map((u) => (u === null ? undefined : u));
+}"""
 _HINTED = {"precision", "method", "spot"}  # choices whose hint is their info line
 
 
@@ -237,9 +239,12 @@ class PageUpdates:
         return [self.blocks[i] for i in self.on_server]
 
     def split(self, values: Sequence[Any]) -> tuple[Any, ...]:
-        """The payload, then the server-side blocks' values, for `values` of `blocks`."""
+        """The payload (JSON text: one string, which Gradio neither validates nor walks for
+        files as it does a dict), then the server-side blocks' values, for `values` of
+        `blocks`."""
         updates = [browser_update(self.blocks[i], values[i]) for i in self.in_browser]
-        return ({"updates": updates}, *(values[i] for i in self.on_server))
+        payload = orjson.dumps({"updates": updates}, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
+        return (payload.decode(), *(values[i] for i in self.on_server))
 
 
 def browser_update(block: Any, value: Any) -> dict[str, Any] | None:

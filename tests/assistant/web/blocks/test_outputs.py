@@ -6,6 +6,7 @@ of the job, a form edit, another interface language, a pick in the launch list).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -221,8 +222,9 @@ def test_the_page_applies_from_its_payload_what_a_whole_render_shows(
     browser: list[dict[str, Any]] = [{} for _ in split.in_browser]
     web = WebSession()
     for text in (JOB, GUIDANCE, "make it 300M tokens", "use LoRA instead", GUIDANCE):
-        _, _, payload, choose, download, saved = ui.page_answer(text, "en", web)
+        _, _, text_payload, choose, download, saved = ui.page_answer(text, "en", web)
         assert isinstance(saved, str) and isinstance(download, gr.DownloadButton)
+        payload = json.loads(text_payload)
         if text == GUIDANCE:
             assert payload["updates"] == [None] * len(browser) and choose == SKIP, text
         for props, update in zip(browser, payload["updates"], strict=True):
@@ -230,11 +232,11 @@ def test_the_page_applies_from_its_payload_what_a_whole_render_shows(
         record = web.sent
         whole = (*ui.outputs.form_outputs(web), *ui.outputs.panel_outputs(web))
         web.sent = record
-        expected = split.split(whole)[0]["updates"]
+        expected = json.loads(split.split(whole)[0])["updates"]
         for props, want in zip(browser, expected, strict=True):
             assert {key: props.get(key) for key in want} == want, text
     streamed = list(ui.page_respond("use 2 GPUs", "en", web))
     assert all(rest == [SKIP] * 4 for _, _, *rest in streamed[:-1]) and len(streamed) > 1
-    _, session, payload, _, download, _ = streamed[-1]
+    _, session, text_payload, _, download, _ = streamed[-1]
     assert session is web and isinstance(download, gr.DownloadButton)
-    assert payload["updates"][FORM_FIELDS.index("num_gpus")]["value"] == 2
+    assert json.loads(text_payload)["updates"][FORM_FIELDS.index("num_gpus")]["value"] == 2
