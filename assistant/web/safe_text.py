@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlparse
 
 __all__ = ["ALLOWED_LINK_HOSTS", "safe_markdown", "safe_messages"]
 
 ALLOWED_LINK_HOSTS: frozenset[str] = frozenset()
+# Texts kept made safe: every turn shows the whole chat again, each earlier message unchanged.
+CACHED_TEXTS = 2048
 _CODE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?[^)\n]*\)")
 _LINK = re.compile(r"\[([^\]\n]+)\]\(\s*<?([^)\s>]*)>?[^)\n]*\)")
@@ -55,15 +58,20 @@ def safe_markdown(text: str, allowed: Iterable[str] = ALLOWED_LINK_HOSTS) -> str
     return "".join(p if i % 2 else _plain(p, hosts) for i, p in enumerate(parts))
 
 
+@lru_cache(maxsize=CACHED_TEXTS)
+def _shown(text: str) -> str:
+    return safe_markdown(text)
+
+
 def safe_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Chat messages with their text and their titles made safe (the stored ones unchanged)."""
     shown = []
     for message in messages:
         item = dict(message)
         if isinstance(item.get("content"), str):
-            item["content"] = safe_markdown(item["content"])
+            item["content"] = _shown(item["content"])
         metadata = item.get("metadata")
         if isinstance(metadata, dict) and isinstance(metadata.get("title"), str):
-            item["metadata"] = {**metadata, "title": safe_markdown(metadata["title"])}
+            item["metadata"] = {**metadata, "title": _shown(metadata["title"])}
         shown.append(item)
     return shown
