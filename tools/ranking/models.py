@@ -330,7 +330,7 @@ class RankResult(BaseModel):
         default_factory=list,
         description="how fresh the ranked rows' prices are, per provider (empty: no clock given)",
     )
-    # the options after `ranked` when `top` cut them, built when first asked for; never
+    # the options after `ranked` when `top` cut them, built each time they are asked for; never
     # serialised, and not a field: what walks the result (grounding) sees `ranked` alone
     _rest: Callable[[], list[RankedOption]] | None = PrivateAttr(default=None)
 
