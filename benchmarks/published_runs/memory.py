@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 from math import ceil
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -43,6 +43,8 @@ from tools.memory.bands.published_band import BAND_FILE, QUANTILE
 MEMORY_FILE = "gpu_memory_published.json"
 GIB = 2**30
 RANKING_MARGIN = 0.10  # tools/ranking: a plan fits when need x 1.1 <= the card's memory
+SCORED_KINDS = ("measured_peak", "fit_outcome", "max_fit")
+Mode = Literal["stated", "defaults"]
 # What a case's own words say about mechanisms its flags cannot express: (field, value, pattern).
 # The first matching rule for a field wins; patterns are matched against `PublishedCase.text()`.
 MECHANISM_WORDS: tuple[tuple[str, Any, str], ...] = (
@@ -107,8 +109,10 @@ def mechanisms_from_text(text: str, unmodelled: Sequence[str] = ()) -> dict[str,
     return found
 
 
-def case_spec(case: PublishedCase, configs: Path) -> JobSpec:
-    """The job the case describes: its flags, its stack and the mechanisms its words name."""
+def case_spec(case: PublishedCase, configs: Path, mode: Mode = "stated") -> JobSpec:
+    """The job the case describes: its flags and its stack; in the `stated` mode also the
+    mechanisms its words name (what the case's prose says the run used), in the `defaults` mode
+    only what a user who names the stack gets (the stack's profile for everything else)."""
     from assistant.cli.job_args import add_job_arguments, job_spec
 
     groups = ("training", "plan")
@@ -117,6 +121,8 @@ def case_spec(case: PublishedCase, configs: Path) -> JobSpec:
     flags = [f.replace("{configs}", str(configs)) for f in case.extra("gpu_advisor_flags", [])]
     spec = job_spec(parser.parse_args(flags), groups)
     update: dict[str, Any] = {"stack": spec.stack or stack_of(case)}
+    if mode == "defaults":
+        return spec.model_copy(update=update)
     unmodelled = case.extra("unmodelled_by_gpu_advisor") or []
     for name, value in mechanisms_from_text(case.text(), unmodelled).items():
         if getattr(spec, name) is None and _applies(name, spec.method):
@@ -140,20 +146,26 @@ def predicted_bytes(estimate: MemoryEstimate, metric_class: str) -> int:
     }[metric_class]
 
 
-def evaluate(case: PublishedCase, configs: Path) -> CaseResult:
+def evaluate(case: PublishedCase, configs: Path, mode: Mode = "stated") -> CaseResult:
+    """The case's estimate in the measured figure's class, and the fit decisions. A run that
+    ran is rejected when the card cannot hold the estimate plus the ranking's margin; a
+    `max_fit` run (the longest context a card holds) sits at the card's edge by construction,
+    so it is rejected only when the estimate itself exceeds the card."""
     from tools.advice import estimate_job
 
-    _, est = estimate_job(JobSpec.model_validate(case_spec(case, configs).model_dump()))
+    spec = case_spec(case, configs, mode)
+    _, est = estimate_job(JobSpec.model_validate(spec.model_dump()))
     capacity = round(float(case.extra("gpu_capacity_gib")) * GIB)
     metric_class = str(case.extra("metric_class") or "device")
     measured = case.extra("measured") or None
     predicted = predicted_bytes(est, metric_class)
     outcome = str(case.extra("outcome", "ran"))
     required = est.figures.required
+    margin = 0.0 if case.kind == "max_fit" else RANKING_MARGIN
     return CaseResult(
         id=case.id,
         kind=case.kind,
-        stack=stack_of(case),
+        stack=str(spec.stack),
         method=case.method or "",
         gpu=str(case.extra("gpu_type", "")),
         metric_class=metric_class,
@@ -162,9 +174,11 @@ def evaluate(case: PublishedCase, configs: Path) -> CaseResult:
         estimate_device=est.figures.device,
         estimate_required=required,
         predicted=predicted,
-        measured=int(measured["bytes"]) if measured else None,
-        ratio=predicted / int(measured["bytes"]) if measured else None,
-        rejected=outcome == "ran" and required * (1 + RANKING_MARGIN) > capacity,
+        measured=int(measured["bytes"]) if measured and case.kind == "measured_peak" else None,
+        ratio=predicted / int(measured["bytes"])
+        if measured and case.kind == "measured_peak"
+        else None,
+        rejected=outcome == "ran" and required * (1 + margin) > capacity,
         oom_predicted=required > capacity if outcome == "oom" else None,
     )
 
@@ -242,15 +256,19 @@ def write_band(results: Sequence[CaseResult], source: Path) -> Path:
     return target
 
 
-def run(path: Path, only: str | None = None) -> list[CaseResult]:
+def run(path: Path, only: str | None = None, mode: Mode = "stated") -> list[CaseResult]:
     """Evaluate every case of the file (those whose id contains `only`)."""
-    file = load_cases(path)
-    cases = [c for c in file.cases if c.kind in ("measured_peak", "fit_outcome")]
-    cases = [c for c in cases if only is None or only in c.id]
+    cases = [c for c in load_cases(path).cases if only is None or only in c.id]
+    return run_cases(cases, mode)
+
+
+def run_cases(cases: Iterable[PublishedCase], mode: Mode = "stated") -> list[CaseResult]:
+    """Evaluate every scored case (measured peaks, fit outcomes, longest contexts that fit)."""
+    scored = [c for c in cases if c.kind in SCORED_KINDS]
     with tempfile.TemporaryDirectory() as tmp:
         configs = Path(tmp)
-        write_configs(cases, configs)
-        return [evaluate(case, configs) for case in cases]
+        write_configs(scored, configs)
+        return [evaluate(case, configs, mode) for case in scored]
 
 
 def render(results: Sequence[CaseResult]) -> list[str]:
