@@ -9,8 +9,9 @@
 
 `list` and `show` use the built-in catalog with the refreshed snapshots laid over it, every saved
 import and the files in Settings.catalog_paths; every row shows its source and age, and `list`
-ends with a summary per provider. `import` validates the whole source first and refuses to replace
-a built-in or fresher row without --replace, then writes it atomically under <data_dir>/catalogs/;
+ends with a summary per provider. `import` validates the whole source first; a newer price replaces
+an older row of the same instance and is reported, an older price over a newer row needs --replace;
+then it writes the import atomically under <data_dir>/catalogs/;
 without PATH it imports SkyPilot's downloaded catalogs from ~/.sky/catalogs/. `refresh` downloads
 current offers (tools.catalog.refresh), one line per provider; exit 1 when any provider failed.
 Settings are read once per command, in the handler; the catalog code is imported there too.
@@ -70,7 +71,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     imp.add_argument(
         "--replace",
         action="store_true",
-        help="allow the import to replace built-in rows or rows with a newer price",
+        help="allow the import's older prices to replace rows with a newer price (a newer"
+        " price replaces an older row without it)",
     )
     imp.set_defaults(handler=import_handler)
     _register_refresh(commands)
@@ -214,12 +216,13 @@ def import_handler(args: argparse.Namespace) -> int:
     result = import_catalog(path, fmt, date.today(), as_of=args.as_of)
     name = import_name(path, fmt)
     overrides = import_overrides(result.catalog, settings.data_dir, name, settings.catalog_paths)
-    if overrides and not args.replace:
+    older = [o for o in overrides if o.needs_consent]
+    if older and not args.replace:
         raise InvalidInputError(
             "import",
             str(path),
-            "rows that replace no built-in or fresher row, or --replace; it would replace "
-            + describe_overrides(overrides),
+            "prices at least as new as the rows they replace, or --replace to put older prices"
+            " over newer ones; it would replace " + describe_overrides(older, kind="newer"),
         )
     saved = save_import(result.catalog, settings.data_dir, name)
     print(
@@ -227,8 +230,11 @@ def import_handler(args: argparse.Namespace) -> int:
         f"({result.rows_read} rows read; skipped {result.skipped_total}: "
         f"{summarize_skips(result.skipped.items())})"
     )
-    if overrides:
-        print(f"replaced {describe_overrides(overrides)}")
+    newer = [o for o in overrides if not o.needs_consent]
+    if newer:
+        print(f"replaced {describe_overrides(newer, kind='older')}")
+    if older:
+        print(f"replaced (--replace) {describe_overrides(older, kind='newer')}")
     print(f"saved to {saved}")
     return 0
 

@@ -96,16 +96,22 @@ def _unique(items: Iterable[Instance]) -> list[Instance]:
 
 @dataclass(frozen=True)
 class Override:
-    """A row an import would replace, and why that needs consent."""
+    """A row an import replaces: a newer price over an older one goes ahead (and is reported),
+    an older price over a newer one needs consent (`needs_consent`)."""
 
     instance_id: str
     current: Instance
     new: Instance
 
     @property
+    def needs_consent(self) -> bool:
+        """The import's price is older than the row it would replace."""
+        return price_time(self.current) > price_time(self.new)
+
+    @property
     def reason(self) -> str:
         was, now = self.current, self.new
-        kind = "built-in" if was.origin == "curated" else f"fresher ({was.origin})"
+        kind = "built-in" if was.origin == "curated" else was.origin
         return (
             f"{self.instance_id}: {kind} ${was.price_per_hour:g}/h as of {was.as_of.isoformat()}"
             f" -> ${now.price_per_hour:g}/h as of {now.as_of.isoformat()}"
@@ -113,22 +119,21 @@ class Override:
 
 
 def import_conflicts(imported: Catalog, current: Catalog) -> list[Override]:
-    """Rows of `imported` that would replace a built-in row, or a row with a newer price."""
+    """Rows of `imported` that replace a row of `current` (same instance id), newer or older."""
     found: list[Override] = []
     for item in imported:
         try:
             old = current.get(item.id)
         except LookupError:
             continue
-        if old.id != item.id:
-            continue
-        if old.origin == "curated" or price_time(old) > price_time(item):
+        if old.id == item.id:
             found.append(Override(item.id, old, item))
     return found
 
 
-def describe_overrides(overrides: Sequence[Override], limit: int = 5) -> str:
-    """'3 rows: a (...); b (...); and 1 more'."""
+def describe_overrides(overrides: Sequence[Override], limit: int = 5, kind: str = "") -> str:
+    """'3 older rows: a (...); b (...); and 1 more' (`kind`: a word before 'rows')."""
     shown = "; ".join(o.reason for o in overrides[:limit])
     more = f"; and {len(overrides) - limit} more" if len(overrides) > limit else ""
-    return f"{len(overrides)} row{'s' if len(overrides) != 1 else ''}: {shown}{more}"
+    noun = f"{kind} row" if kind else "row"
+    return f"{len(overrides)} {noun}{'s' if len(overrides) != 1 else ''}: {shown}{more}"

@@ -6,8 +6,8 @@ written; `save_import` then writes it atomically as our CSV (streamed), one file
 source, so re-importing the same source replaces its file (an older `.yaml` save of the same name
 is removed). `load_catalog` lays the refreshed snapshots over the built-in catalog by the rules of
 `tools.catalog.merge`, then every saved import (file-name order) and any extra files, later rows
-replacing same ids. `import_overrides` lists what an import would replace, for the --replace
-consent.
+replacing same ids. `import_overrides` lists what an import would replace (older prices over
+newer ones need the --replace consent).
 """
 
 from __future__ import annotations
@@ -118,8 +118,8 @@ def saved_imports(data_dir: Path) -> list[Path]:
 def import_overrides(
     catalog: Catalog, data_dir: Path, name: str, extra_paths: Sequence[Path] = ()
 ) -> list[Override]:
-    """Rows of `catalog` (to be saved as import `name`) that would replace a built-in row or a
-    row with a newer price in the catalog as it is now (the import's own earlier save aside)."""
+    """Rows of `catalog` (to be saved as import `name`) that would replace a row of the catalog
+    as it is now (the import's own earlier save aside), newer or older."""
     current = load_catalog(data_dir, extra_paths, skip_import=name)
     return import_conflicts(catalog, current)
 

@@ -100,6 +100,7 @@ def test_unknown_gpu_filter_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_import_then_list_merges(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A newer price replaces the built-in row without --replace, and says so."""
     source = tmp_path / "lambda.csv"
     source.write_text(
         SKY_HEADER
@@ -107,28 +108,43 @@ def test_import_then_list_merges(capsys: pytest.CaptureFixture[str], tmp_path: P
         + "gpu_1x_rtx6000,RTX6000,1,14,46,0.5,us-west-1,,\n"
     )
     code, out, _ = run(
-        capsys,
-        "catalog",
-        "import",
-        str(source),
-        "--format",
-        "skypilot",
-        "--as-of",
-        "2026-11-01",
-        "--replace",
+        capsys, "catalog", "import", str(source), "--format", "skypilot", "--as-of", "2026-11-01"
     )
     saved = tmp_path / "data" / "catalogs" / "skypilot-lambda.csv"
     assert code == 0
     assert out.splitlines() == [
         f"imported 1 instance types from {source} (2 rows read; skipped 1: "
         "1 x unknown accelerator 'RTX6000')",
-        "replaced 1 row: lambda/gpu_1x_a10: built-in $1.29/h as of 2026-09-20 -> $0.99/h as of"
-        " 2026-11-01",
+        "replaced 1 older row: lambda/gpu_1x_a10: built-in $1.29/h as of 2026-09-20 -> $0.99/h"
+        " as of 2026-11-01",
         f"saved to {saved}",
     ]
     _, out, _ = run(capsys, "catalog", "show", "lambda/gpu_1x_a10", "--json")
     data = json.loads(out)
     assert (data["price_per_hour"], data["as_of"]) == (0.99, "2026-11-01"), "import wins"
+
+
+def test_skypilot_lambda_file_newer_than_the_builtin_imports_without_replace(
+    capsys: pytest.CaptureFixture[str], shared_dir: Path, tmp_path: Path
+) -> None:
+    """SkyPilot's own lambda.csv, read today, is newer than every built-in lambda row: it
+    imports without --replace (it used to exit 2, 'would replace 14 rows')."""
+    source = tmp_path / "lambda.csv"
+    source.write_bytes((shared_dir / "catalogs" / "skypilot" / "lambda.csv").read_bytes())
+    code, out, err = run(capsys, "catalog", "import", str(source), "--format", "skypilot")
+    assert (code, err) == (0, "")
+    replaced = [line for line in out.splitlines() if line.startswith("replaced ")]
+    assert len(replaced) == 1 and replaced[0].startswith("replaced 14 older rows: lambda/")
+    _, out, _ = run(capsys, "catalog", "list", "--provider", "lambda", "--json")
+    rows = json.loads(out)
+    imported = [r for r in rows if r["origin"] == "import"]
+    assert len(imported) >= 14 and all(r["as_of"] == date.today().isoformat() for r in imported)
+    code, _, err = run(
+        capsys, "catalog", "import", str(source), "--format", "skypilot", "--as-of", "2026-01-01"
+    )
+    assert code == 2 and "would replace 14 newer rows: lambda/" in err, (
+        "an older file over newer rows still asks"
+    )
 
 
 def test_bad_import_reports_row_and_writes_nothing(
@@ -164,7 +180,7 @@ def test_import_without_path_or_sky_folder_exits_2(capsys: pytest.CaptureFixture
     assert code == 2 and "no ~/.sky/catalogs/<version>/ found" in err
 
 
-def test_import_over_a_builtin_row_needs_replace(
+def test_import_of_an_older_price_needs_replace(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     source = tmp_path / "prices.csv"
@@ -175,13 +191,13 @@ def test_import_over_a_builtin_row_needs_replace(
     code, out, err = run(capsys, "catalog", "import", str(source))
     assert (code, out) == (2, "")
     assert err.splitlines() == [
-        f"error: import: got '{source}'; valid: rows that replace no built-in or fresher row, or"
-        " --replace; it would replace 1 row: aws/p5.48xlarge: built-in $55.04/h as of 2026-11-09"
-        " -> $0.08/h as of 2026-11-01"
+        f"error: import: got '{source}'; valid: prices at least as new as the rows they replace,"
+        " or --replace to put older prices over newer ones; it would replace 1 newer row:"
+        " aws/p5.48xlarge: built-in $55.04/h as of 2026-11-09 -> $0.08/h as of 2026-11-01"
     ]
     assert not (tmp_path / "data" / "catalogs").exists(), "nothing saved"
     code, out, _ = run(capsys, "catalog", "import", str(source), "--replace")
-    assert code == 0 and "replaced 1 row: aws/p5.48xlarge" in out
+    assert code == 0 and "replaced (--replace) 1 newer row: aws/p5.48xlarge" in out
     _, out, _ = run(capsys, "catalog", "show", "aws/p5.48xlarge", "--json")
     data = json.loads(out)
     assert (data["price_per_hour"], data["origin"]) == (0.08, "import")

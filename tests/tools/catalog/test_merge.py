@@ -79,7 +79,7 @@ def test_a_newer_curated_row_is_not_replaced_by_an_older_download() -> None:
     )
 
 
-def test_import_conflicts_name_built_in_and_fresher_rows() -> None:
+def test_import_conflicts_list_every_replaced_row_and_which_are_older() -> None:
     current = Catalog([
         curated("p5.48xlarge", "H100-SXM", 8, 55.04, ["us-east-1"]),
         fresh("g6.xlarge", "L4", 1, 0.8048, ["us-east-1"]),
@@ -91,9 +91,13 @@ def test_import_conflicts_name_built_in_and_fresher_rows() -> None:
     ])  # fmt: skip
     found = import_conflicts(mine, current)
     assert [o.instance_id for o in found] == ["aws/p5.48xlarge", "aws/g6.xlarge"]
-    assert describe_overrides(found) == (
-        "2 rows: aws/p5.48xlarge: built-in $55.04/h as of 2026-05-20 -> $0.08/h as of 2026-05-20;"
-        " aws/g6.xlarge: fresher (gpuhunt) $0.8048/h as of 2026-11-30 -> $0.5/h as of 2026-05-20"
+    assert [o.needs_consent for o in found] == [False, True], (
+        "same date as the built-in row: no consent; older than the fresh row: consent"
+    )
+    assert describe_overrides(found, kind="replaced") == (
+        "2 replaced rows: aws/p5.48xlarge: built-in $55.04/h as of 2026-05-20 -> $0.08/h as of"
+        " 2026-05-20; aws/g6.xlarge: gpuhunt $0.8048/h as of 2026-11-30 -> $0.5/h as of"
+        " 2026-05-20"
     )
 
 
