@@ -40,6 +40,7 @@ Problem = Literal[
 ]
 _JSON_KINDS = {list: "json_array", str: "json_string", int: "json_number", float: "json_number"}
 _KEY_NAME = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+_UP_TO = re.compile(r"up to ([\d,]+)")
 
 
 class _NonFinite(str):
@@ -145,7 +146,8 @@ def model_from_upload(path: Path, lang: str = "en", max_bytes: int = MAX_UPLOAD_
             arch = model_from_hf_config(copy)
         except InvalidInputError as exc:
             keys = ", ".join(dict.fromkeys(_KEY_NAME.findall(exc.valid)))
-            detail = keys or f"{exc.field} = {exc.value}"
+            limit = _UP_TO.search(exc.valid)
+            detail = keys or f"{exc.field} = {exc.value}" + (f" > {limit[1]}" if limit else "")
             raise UploadError("not_config", path.name, exc.valid, detail=detail) from None
     return arch.model_copy(update={"id": name, "name": name, "source": SOURCE})
 

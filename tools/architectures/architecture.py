@@ -9,7 +9,7 @@ keep their real name in `LinearModule.hf_name`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -59,6 +59,25 @@ class ParamBreakdown(BaseModel):
     total: int = Field(ge=0, description="sum of the components")
 
 
+# Limits on a model's dimensions: well beyond every published model (Llama 3.1 405B: 126 layers,
+# hidden 16,384; DeepSeek-V3: 256 experts, vocabulary 129,280; 10M-token contexts), and far below
+# where a typo in a config.json (10^21 layers) would make every figure meaningless.
+MAX_LAYERS: Final = 10_000
+MAX_WIDTH: Final = 10_000_000  # hidden, head, MLP and vocabulary sizes, head and expert counts
+MAX_POSITIONS: Final = 1_000_000_000
+_LAYER_KEYS = frozenset({"num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers"})
+_POSITION_KEYS = frozenset({"max_position_embeddings", "n_positions", "n_ctx"})
+
+
+def dimension_limit(key: str) -> tuple[int, str]:
+    """The largest value a config.json key (or ModelArch field) may hold, and its unit."""
+    if key in _LAYER_KEYS:
+        return MAX_LAYERS, "layers"
+    if key in _POSITION_KEYS:
+        return MAX_POSITIONS, "tokens"
+    return MAX_WIDTH, "a width or count"
+
+
 class ModelArch(BaseModel):
     """Dimensions of a transformer, as in its Hugging Face config.json."""
 
@@ -68,18 +87,28 @@ class ModelArch(BaseModel):
     name: str = Field(description="display name, e.g. 'Llama 3.1 8B'")
     family: str = Field(description="'llama', 'mistral', 'mixtral', 'qwen2', 'gemma2', ...")
     arch: ArchKind
-    hidden_size: int = Field(gt=0)
-    num_layers: int = Field(gt=0, description="decoder layers; encoder layers for T5")
-    num_decoder_layers: int = Field(default=0, ge=0, description="T5 decoder layers, else 0")
-    num_heads: int = Field(gt=0)
-    num_kv_heads: int = Field(gt=0, description="key/value heads (grouped-query attention)")
-    head_dim: int = Field(gt=0)
-    intermediate_size: int = Field(gt=0, description="MLP inner width (per expert for MoE)")
-    vocab_size: int = Field(gt=0)
-    max_position_embeddings: int = Field(gt=0, description="context length in tokens")
+    hidden_size: int = Field(gt=0, le=MAX_WIDTH)
+    num_layers: int = Field(gt=0, le=MAX_LAYERS, description="decoder layers; encoder layers for T5")
+    num_decoder_layers: int = Field(
+        default=0, ge=0, le=MAX_LAYERS, description="T5 decoder layers, else 0"
+    )
+    num_heads: int = Field(gt=0, le=MAX_WIDTH)
+    num_kv_heads: int = Field(
+        gt=0, le=MAX_WIDTH, description="key/value heads (grouped-query attention)"
+    )
+    head_dim: int = Field(gt=0, le=MAX_WIDTH)
+    intermediate_size: int = Field(
+        gt=0, le=MAX_WIDTH, description="MLP inner width (per expert for MoE)"
+    )
+    vocab_size: int = Field(gt=0, le=MAX_WIDTH)
+    max_position_embeddings: int = Field(
+        gt=0, le=MAX_POSITIONS, description="context length in tokens"
+    )
     tied_embeddings: bool = Field(description="lm_head shares the input embedding matrix")
     gated_mlp: bool = Field(description="SwiGLU/GeGLU: gate, up, down; else up, down")
-    num_experts: int = Field(default=1, gt=0, description="routed experts per MoE layer")
+    num_experts: int = Field(
+        default=1, gt=0, le=MAX_WIDTH, description="routed experts per MoE layer"
+    )
     experts_per_token: int = Field(default=1, gt=0)
     dense_layers: int = Field(
         default=0,

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tools.architectures.architecture import ModelArch
+from tools.architectures.architecture import ModelArch, dimension_limit
 from tools.errors import InvalidInputError
 
 MAX_CONFIG_BYTES = 1 << 20  # 1 MiB; real config.json files are a few kilobytes
@@ -51,7 +51,8 @@ SUPPORTED_MODEL_TYPES = (*_DECODERS, "gpt2", "bert", "t5")
 
 
 def _require(config: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
-    """The keys a reader needs are present and hold positive integers."""
+    """The keys a reader needs are present and hold positive integers within the limits a real
+    model has (`ModelArch`'s: layers, positions, every width)."""
     missing = [key for key in keys if key not in config]
     if missing:
         raise InvalidInputError(
@@ -59,8 +60,11 @@ def _require(config: dict[str, Any], keys: tuple[str, ...], what: str) -> None:
         )
     for key in keys:
         value = config[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise InvalidInputError(f"config.json {key}", value, "a positive integer")
+        limit, unit = dimension_limit(key)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= limit:
+            raise InvalidInputError(
+                f"config.json {key}", value, f"a positive integer up to {limit:,} ({unit})"
+            )
 
 
 def _read_decoder(cfg: dict[str, Any], model_type: str) -> dict[str, Any]:

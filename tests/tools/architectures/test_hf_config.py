@@ -308,3 +308,29 @@ def test_wrong_optional_value_type(tmp_path: Path) -> None:
     config = {**to_hf_config(lookup_model("mistral 7b")), "num_key_value_heads": 2.5}
     with pytest.raises(InvalidInputError, match=r"consistent dimensions \(num_kv_heads: Input"):
         model_from_hf_config(_write(tmp_path, config))
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "valid"),
+    [
+        ("num_hidden_layers", 10**21, "a positive integer up to 10,000 (layers)"),
+        ("hidden_size", 10**8, "a positive integer up to 10,000,000 (a width or count)"),
+        ("vocab_size", 2**63, "a positive integer up to 10,000,000 (a width or count)"),
+    ],
+)
+def test_dimensions_beyond_any_real_model_are_refused_naming_the_key(
+    tmp_path: Path, key: str, value: int, valid: str
+) -> None:
+    """A typo such as 10^21 layers is refused at the file, naming the key, instead of sizing a
+    model no figure of which means anything (issue 26: it broke the web session)."""
+    config = {**to_hf_config(lookup_model("mistral 7b")), key: value}
+    with pytest.raises(InvalidInputError) as caught:
+        model_from_hf_config(_write(tmp_path, config))
+    assert (caught.value.field, caught.value.valid) == (f"config.json {key}", valid)
+
+
+def test_the_largest_published_dimensions_still_read(tmp_path: Path) -> None:
+    for name in ("llama 3.1 405b", "deepseek v3"):
+        arch = lookup_model(name)
+        read = model_from_hf_config(_write(tmp_path, to_hf_config(arch)))
+        assert read.total_params() == arch.total_params(), name

@@ -98,6 +98,22 @@ def test_a_bad_upload_warns_and_leaves_the_form_and_job_as_they_were(
     assert web.session.state == JobSpec(model="7B", method="lora") and web.chat == []
 
 
+def test_a_config_with_absurd_dimensions_is_refused_and_the_chat_answers_on(
+    ui: App, tmp_path: Path
+) -> None:
+    """10^21 layers crashed the turn's number formatting and every later message showed an
+    error (issue 26, defect 1): now the file is refused naming the key, and the chat goes on."""
+    web = WebSession()
+    huge = {**LLAMA_8B_CONFIG, "num_hidden_layers": 10**21}
+    outputs, said = _warnings(lambda: ui.upload(web, _file(tmp_path, huge)))
+    assert list(outputs) == [SKIP] * JOB_OUTPUTS
+    assert len(said) == 1 and "num_hidden_layers = 1000000000000000000000 > 10,000" in said[0]
+    for message in ("QLoRA on Llama 3.1 8B, 100M tokens", "what about full fine-tuning?"):
+        _turn(ui, message, web)
+        answer = web.chat[-1]["content"]
+        assert web.chat[-1]["role"] == "assistant" and "GiB" in answer, answer
+
+
 def test_a_good_upload_changes_only_the_model_and_says_so(ui: App, tmp_path: Path) -> None:
     web = WebSession(session=Session(state=JobSpec(method="lora", seq_len=1024)))
     outputs = ui.upload(web, _file(tmp_path, LLAMA_8B_CONFIG))
