@@ -88,7 +88,9 @@ class ModelArch(BaseModel):
     family: str = Field(description="'llama', 'mistral', 'mixtral', 'qwen2', 'gemma2', ...")
     arch: ArchKind
     hidden_size: int = Field(gt=0, le=MAX_WIDTH)
-    num_layers: int = Field(gt=0, le=MAX_LAYERS, description="decoder layers; encoder layers for T5")
+    num_layers: int = Field(
+        gt=0, le=MAX_LAYERS, description="decoder layers; encoder layers for T5"
+    )
     num_decoder_layers: int = Field(
         default=0, ge=0, le=MAX_LAYERS, description="T5 decoder layers, else 0"
     )
