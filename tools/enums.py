@@ -45,8 +45,9 @@ Stack = Literal["hf", "litgpt", "torchtune", "torchtitan", "unsloth", "megatron"
 ImageStack = Literal["diffusers", "simpletuner", "ai-toolkit", "kohya"]
 # How the loss turns logits into a cross-entropy (bytes per logit: tools/memory/stacks/loss.py).
 Loss = Literal[
-    "standard", "older-hf", "chunked", "chunked-16bit", "fused", "fused-linear", "fp32-inplace"
-]
+    "standard", "older-hf", "chunked", "chunked-16bit", "fused", "fused-linear", "chunked-linear",
+    "forward-grad", "fp32-inplace",
+]  # fmt: skip
 # What "selective" recomputation keeps: everything but the attention core (Korthikanti et al.,
 # Megatron-LM), or only matmul and attention outputs (torchtitan's op-level policy).
 SelectiveCheckpointing = Literal["attention", "op"]

@@ -49,7 +49,8 @@ Mode = Literal["stated", "defaults"]
 # The first matching rule for a field wins; patterns are matched against `PublishedCase.text()`.
 MECHANISM_WORDS: tuple[tuple[str, Any, str], ...] = (
     ("loss", "chunked", r"CEWithChunkedOutputLoss"),
-    ("loss", "fused-linear", r"LigerFusedLinearCrossEntropy|LinearCrossEntropyLoss|fused linear"),
+    ("loss", "fused-linear", r"LigerFusedLinearCrossEntropy|fused linear"),
+    ("loss", "chunked-linear", r"LinearCrossEntropyLoss"),
     ("loss", "chunked-16bit", r"chunked_cross_entropy"),
     ("loss", "standard", r"torch\.nn\.CrossEntropyLoss"),
     ("activation_offload", True, r"activation offloading|enable_activation_offloading=True"
@@ -61,6 +62,24 @@ MECHANISM_WORDS: tuple[tuple[str, Any, str], ...] = (
     ("qlora_double_quant", False, r"no double quant"),
     ("qlora_double_quant", True, r"nested quant|double quant"),
 )  # fmt: skip
+# The stack release a source's runs used, where it is not the current one: what a user of that
+# release would say (`--stack-version`), read from the source's date and its own setup, so it
+# applies in both modes. Keyed by (repository, file); the reason says how it is known.
+SOURCE_RELEASES: dict[tuple[str, str], tuple[str, str]] = {
+    ("Lightning-AI/litgpt", "config_hub/finetune/README.md"): (
+        "0.4", "rows measured in 2024 (their row commits), when litgpt pinned bitsandbytes 0.42"),
+    ("pytorch/torchtune", "README.md"): ("2024", "figures of 2024, before LinearCrossEntropyLoss"),
+    ("pytorch/torchtune", "docs/source/tutorials/lora_finetune.rst"): (
+        "2024", "a 2024 tutorial, recipes with CEWithChunkedOutputLoss"),
+    ("pytorch/torchtune", "docs/source/tutorials/qlora_finetune.rst"): (
+        "2024", "a 2024 tutorial, recipes with CEWithChunkedOutputLoss"),
+    ("pytorch/torchtitan", "benchmarks/llama3_h100_202412_torchtitan.md"): (
+        "0.0.2", "December 2024: torch.compile per block, not the loss"),
+    ("pytorch/torchtitan", "docs/performance.md"): ("0.0.2", "the 2024 performance table"),
+    ("pytorch/ao", "torchao/float8/README.md"): ("0.0.2", "the README names torchtitan 0.0.2"),
+    ("AnswerDotAI/fsdp_qlora", "benchmarks_03_2024.md"): (
+        "4.45", "March 2024: transformers before 4.46, bitsandbytes 0.43.0/0.43.1"),
+}  # fmt: skip
 _TRANSFORMERS_VERSION = re.compile(r"transformers[ =v]*4\.(\d+)")
 _BNB_VERSION = re.compile(r"bitsandbytes[ =v]*0\.(\d+)\.(\d+)")
 _CONTEXT_MIB = re.compile(r"(\d[\d,]*) MiB CUDA context")
@@ -121,6 +140,9 @@ def case_spec(case: PublishedCase, configs: Path, mode: Mode = "stated") -> JobS
     flags = [f.replace("{configs}", str(configs)) for f in case.extra("gpu_advisor_flags", [])]
     spec = job_spec(parser.parse_args(flags), groups)
     update: dict[str, Any] = {"stack": spec.stack or stack_of(case)}
+    release = SOURCE_RELEASES.get((case.source.get("repo"), case.source.get("path")))
+    if spec.stack_version is None and release is not None:
+        update["stack_version"] = release[0]
     if mode == "defaults":
         return spec.model_copy(update=update)
     unmodelled = case.extra("unmodelled_by_gpu_advisor") or []

@@ -55,7 +55,8 @@ _QUIET = frozenset(
     {"lora_alpha", "lora_dropout", "engine", "optimizer_impl", "tensor_parallel",
      "sequence_parallel", "cuda_context_gib", "fragmentation", "gradient_accumulation_steps",
      "zero_stage", "sharding", "offload_optimizer", "attention", "qlora_double_quant",
-     "lora_targets", "max_nodes", "stack", "offload_params", "cache_text_embeddings",
+     "lora_targets", "max_nodes", "stack", "stack_version", "offload_params",
+     "cache_text_embeddings",
      *MECHANISM_FIELDS}
 )  # fmt: skip
 

@@ -137,6 +137,11 @@ DEFAULTS: Final[dict[str, Default[Any]]] = {
         "the Hugging Face stack (Trainer, TRL, PEFT, Accelerate, DeepSpeed), the usual way to"
         " fine-tune on rented GPUs; say litgpt, torchtune, torchtitan, unsloth or megatron",
     ),
+    "stack_version": Default(
+        "current",
+        "the stack's current release (say an older one, e.g. litgpt 0.4 or torchtune 2024, where"
+        " its mechanisms differ: tools/memory/stacks/profiles.py)",
+    ),
     **{name: Default(None, _AS_THE_STACK_RUNS_IT) for name in MECHANISM_FIELDS},
     # -- image models (diffusion and vision-language models only)
     "resolution": Default(

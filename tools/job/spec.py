@@ -171,11 +171,20 @@ class JobSpec(BaseModel):
         " simpletuner, ai-toolkit or kohya (sd-scripts) for a diffusion model; it supplies the"
         " mechanisms left open",
     )
+    stack_version: str | None = Field(
+        None,
+        max_length=32,
+        description="the stack's release whose mechanisms apply: current (default) or an older"
+        " one where they differ (hf 4.45, litgpt 0.4, torchtune 2024, torchtitan 0.0.2,"
+        " unsloth 2024)",
+    )
     loss: Loss | None = Field(
         None,
         description="cross-entropy implementation: standard (fp32 upcast, 12 bytes per logit at"
         " its peak), older-hf (transformers < 4.46), chunked (torchtune), chunked-16bit"
-        " (litgpt), fused (16-bit logits, in-place gradient) or fused-linear (no logits kept)",
+        " (litgpt), fused (16-bit logits, in-place gradient), fused-linear (Liger: no logits"
+        " kept), chunked-linear (torchtune's LinearCrossEntropyLoss), forward-grad (unsloth's"
+        " fused loss, gradient in the forward) or fp32-inplace (Megatron)",
     )
     selective_checkpointing: SelectiveCheckpointing | None = Field(
         None,

@@ -27,7 +27,7 @@ from tools.memory.layers import (
     layer_tally,
 )
 from tools.memory.stacks.checkpointing import offload_residue, op_level_kept
-from tools.memory.stacks.loss import loss_bytes
+from tools.memory.stacks.loss import LINEAR_LOSSES, loss_bytes
 from tools.memory.states.inventory import ROUTED_EXPERT_LINEARS, linear_modules
 
 __all__ = [
@@ -191,7 +191,8 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
         count = sum(g.count for g in groups)
         each = max(g.stored_each for g in groups)
         largest = max(max(g.tensors.values()) for g in groups)
-        on_gpu = min(layers_total, offload_residue(each, largest, count, cfg.recompute == "full"))
+        residue = offload_residue(each, largest, count, cfg.recompute == "full", cfg.offload_stash)
+        on_gpu = min(layers_total, residue)
         at_recompute, offloaded = each, layers_total - on_gpu
     working = max(g.full_each - (0 if cfg.recompute == "full" else g.stored_each) for g in groups)
     if cfg.recompute == "none":
@@ -204,9 +205,9 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
         total = on_gpu + sum(head.values()) + lb.backward
     copies, head_copies = weight_copies(cfg)
     kept_copies = head_copies if cfg.recompute == "full" else copies
-    # While the lm_head writes its output: the logits (the fused-linear kernel: its own chunks)
+    # While the lm_head writes its output: the logits (a chunked linear loss: its own chunks)
     # and whatever the loop still holds from the step before.
-    at_head = lb.forward if cfg.loss == "fused-linear" else cfg.dtypes.logits * logit_count(cfg)
+    at_head = lb.forward if cfg.loss in LINEAR_LOSSES else cfg.dtypes.logits * logit_count(cfg)
     return Activations(
         tuple(groups), head, lb.backward, working, total + kept_copies, lb.forward,
         logit_count(cfg), copies, head_copies, cfg.dtypes.logits, lb.head, lb.held,

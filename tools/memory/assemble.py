@@ -64,6 +64,8 @@ def activation_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -
         fused_rmsnorm=mech.fused_rmsnorm,
         qlora=inp.method == "qlora",
         fp32_base=inp.method in LORA_METHODS and inp.mechanisms.frozen_base_dtype == "fp32",
+        fused_lora=mech.fused_lora and inp.method in LORA_METHODS and inp.lora_dropout == 0,
+        offload_stash=mech.offload_stash,
     )
 
 

@@ -46,7 +46,13 @@ from tools.job.limits import (
     zero_alias,
 )
 from tools.memory.activations import DROPOUT_FAMILIES
-from tools.memory.stacks.profiles import MECHANISMS, Mechanisms, mechanisms_for
+from tools.memory.stacks.profiles import (
+    MECHANISMS,
+    JobContext,
+    Mechanisms,
+    mechanisms_for,
+    stack_versions,
+)
 from tools.memory.states.inventory import resolve_targets
 from tools.units import GIB
 
@@ -146,6 +152,9 @@ class EstimateInput(BaseModel):
         _d("offload_params"), description="ZeRO-3: weights in CPU RAM, fetched per layer"
     )
     stack: Stack = Field(_d("stack"), description="the training stack; supplies open mechanisms")
+    stack_version: str = Field(
+        _d("stack_version"), max_length=32, description="the stack's release (current or older)"
+    )
     # The stack's mechanisms: None takes the stack profile's value (`mechanisms`).
     loss: Loss | None = Field(_d("loss"), description="cross-entropy implementation")
     selective_checkpointing: SelectiveCheckpointing | None = Field(
@@ -219,12 +228,20 @@ class EstimateInput(BaseModel):
             )
         if self.method in LORA_METHODS:
             resolve_targets(self.model, self.lora_targets)
+        versions = stack_versions(self.stack)
+        if self.stack_version not in ("current", *versions):
+            raise InvalidInputError(
+                "stack_version", self.stack_version,
+                f"current or a release of {self.stack}: {', '.join(versions)}",
+            )  # fmt: skip
         return self
 
     @property
     def mechanisms(self) -> Mechanisms:
         """Every mechanism of the job's stack: the job's values, the profile's for the rest."""
-        return mechanisms_for(self.stack, _MECHANISM_VALUES(self))
+        job = JobContext(self.method, self.num_gpus, self.sharding, self.zero_stage,
+                         self.precision)  # fmt: skip
+        return mechanisms_for(self.stack, self.stack_version, job, _MECHANISM_VALUES(self))
 
     @property
     def stack_model(self) -> ModelArch:

@@ -61,6 +61,8 @@ class ActivationConfig:
     qlora: bool = False  # the frozen base's linear layers are 4-bit
     fp32_base: bool = False  # LoRA/QLoRA over a base whose non-quantized weights are fp32
     mlp_prefix: str = ""  # "dense_": the dense-MLP layers of a mixture-of-experts model
+    fused_lora: bool = False  # LoRA layers as fused kernels (unsloth kernels/fast_lora.py)
+    offload_stash: int = 5  # checkpoints activation offload leaves on the GPU
 
     @property
     def dtypes(self) -> SavedDtypes:
@@ -333,7 +335,27 @@ def layer_tally(cfg: ActivationConfig, cross_attention: bool = False) -> Tally:
     if cross_attention:
         add_attention(t, "cross_attention")
     add_mlp(t)
+    if cfg.fused_lora and cfg.targets and cfg.model.gated_mlp and not cfg.model.is_moe:
+        fuse_lora(t)
     return t
+
+
+def fuse_lora(t: Tally) -> None:
+    """What unsloth's fused LoRA kernels save instead of PEFT's layers (kernels/fast_lora.py
+    @0050c73e): LoRA_QKV keeps only its input X, LoRA_W (o_proj) its input, LoRA_MLP its input
+    X and the gate and up outputs e and g (the SwiGLU product and the down projection's input
+    are rebuilt in the backward kernel). The adapters' A and B are the parameters themselves,
+    cast inside the matmul: no rank-r intermediates, no autocast copies, no per-adapter input
+    copies."""
+    cfg, n, h = t.cfg, t.tokens, t.cfg.model.hidden_size
+    e = _e(cfg)
+    for name in [k for k in t.items if ".lora_" in k]:
+        del t.items[name]
+    for name in ("mlp.act_output", "mlp.down_input"):
+        t.items.pop(name, None)
+    for name in ("attention.qkv_input", "mlp.input"):
+        if name not in t.items:
+            t.add(name, e * n * h, True)
 
 
 def layer_tensors(cfg: ActivationConfig, cross_attention: bool = False) -> dict[str, int]:

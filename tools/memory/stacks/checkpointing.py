@@ -59,9 +59,14 @@ def _mm_width(d_out: int, slices: tuple[str, ...], tp: int) -> int:
     return d_out if set(slices) & _ROW_PARALLEL else ceil(d_out / tp)
 
 
-def offload_residue(stored_each: int, largest_tensor: int, layers: int, full: bool) -> int:
+def offload_residue(
+    stored_each: int, largest_tensor: int, layers: int, full: bool, stash: int = OFFLOAD_STASH
+) -> int:
     """Bytes of saved activations still on the GPU at the loss when offloading: the stash of the
-    last OFFLOAD_STASH saved tensors (with full recomputation, the last checkpoints)."""
+    last `stash` saved tensors (with full recomputation, the last checkpoints). unsloth's
+    offloaded checkpointing (unsloth_zoo/gradient_checkpointing.py @0373fcc5) leaves 3: the last
+    layer's input, which it never offloads, and its two GPU staging buffers of one hidden state
+    each, which it keeps from step to step."""
     if full:
-        return min(layers, OFFLOAD_STASH) * stored_each
-    return OFFLOAD_STASH * largest_tensor
+        return min(layers, stash) * stored_each
+    return stash * largest_tensor

@@ -22,6 +22,10 @@ _LOSS_WORDS = {
     "fused": "a fused kernel keeps the 16-bit logits and writes their gradient in place",
     "fused-linear": "the logits are produced and consumed chunk by chunk inside the loss; only "
     "the 16-bit gradient of the lm_head input is kept",
+    "chunked-linear": "the output projection and the loss run over 8 chunks, each its own "
+    "graph keeping its 16-bit hidden slice and its fp32 log-softmax",
+    "forward-grad": "the output projection and the loss run chunk by chunk and the hidden "
+    "states' gradient is computed in the forward pass; no logits are kept",
     "fp32-inplace": "one fp32 copy of the logits becomes the softmax and then the gradient in "
     "place",
 }
@@ -43,7 +47,11 @@ def stack_sentences(inp: EstimateInput, acts: Activations) -> list[str]:
         else ""
     )
     names = tuple(n for n in MECHANISMS if inp.method in _METHOD_ONLY.get(n, (inp.method,)))
-    out = [f"Training stack {mech.stack}: {PROFILES[mech.stack].title}{other}."]
+    profile = PROFILES[mech.stack]
+    release = profile.release(mech.version)
+    described = release.described if release else profile.described
+    out = [f"Training stack {mech.stack}: {profile.title}{other}; release {mech.version}, "
+           f"{described}."]  # fmt: skip
     out += mech.describe(names)
     per_logit = acts.logits_peak / acts.logits if acts.logits else 0.0
     out.append(

@@ -12,7 +12,7 @@ import pytest
 from tests.fakes.jobs import bare_input
 from tests.tools.memory.test_estimator_models import llama31_8b
 from tools.memory import estimate
-from tools.memory.stacks.loss import LossBytes, loss_bytes
+from tools.memory.stacks.loss import LossBytes, loss_bytes, unsloth_chunks
 
 N = 8000  # logits
 # (loss, 16-bit logits, fp32 logits): forward, backward, lm_head backward, held, per the code
@@ -27,8 +27,20 @@ EXPECTED = [
      LossBytes(12 * N, 8 * N + 8 * N // 4, 4 * N + 4 * N // 4, 4 * N)),
     ("fused", LossBytes(2 * N, 2 * N, 2 * N, 0), LossBytes(4 * N, 4 * N, 4 * N, 0)),
     ("fused-linear", LossBytes(2000, 2000, 2000, 0), LossBytes(2000, 2000, 2000, 0)),
+    ("chunked-linear", LossBytes(4 * N + 6 * N // 8 + 2000, 4 * N + 10 * N // 8 + 2000,
+                                 2 * N // 8, 0),
+     LossBytes(4 * N + 8 * N // 8 + 2000, 4 * N + 12 * N // 8 + 2000, 4 * N // 8, 0)),
+    ("forward-grad", LossBytes(4000 + 14 * N, 2000, 0, 0), LossBytes(8000 + 16 * N, 4000, 0, 0)),
     ("fp32-inplace", LossBytes(6 * N, 6 * N, 2 * N, 0), LossBytes(4 * N, 4 * N, 4 * N, 0)),
 ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("tokens", "chunks"), [(2048, 1), (4096, 4), (8192, 4), (16384, 12)])
+def test_unsloth_chunks_follow_its_4_gib_target(tokens: int, chunks: int) -> None:
+    """unsloth_zoo get_chunk_size: 16 bytes per logit against 4 GiB less the kept gradient
+    (Llama 3.1 8B: vocabulary 128,256, hidden 4,096, 16-bit)."""
+    logits, kept = tokens * 128256, 2 * tokens * 4096
+    assert unsloth_chunks(logits, kept) == chunks
 
 
 @pytest.mark.parametrize(("loss", "half", "full"), EXPECTED, ids=[e[0] for e in EXPECTED])
@@ -44,9 +56,10 @@ def test_compiled_loss_keeps_the_16bit_logits(loss: str) -> None:
     assert loss_bytes(loss, N, 2, 512, 1000, compiled=True) == LossBytes(
         2 * N, 2 * N + 2 * grad, 2 * grad, 0
     ), loss
-    assert loss_bytes("fused", N, 2, 512, 1000, compiled=True) == loss_bytes(
-        "fused", N, 2, 512, 1000
-    ), "compile leaves a fused kernel as it is"
+    for kept_as_is in ("fused", "chunked-linear", "forward-grad"):
+        assert loss_bytes(kept_as_is, N, 2, 512, 1000, compiled=True) == loss_bytes(
+            kept_as_is, N, 2, 512, 1000
+        ), f"compile leaves {kept_as_is} as it is"
 
 
 def test_unknown_loss_is_an_error() -> None:
@@ -71,13 +84,21 @@ def test_estimator_takes_the_stack_loss() -> None:
     assert max(v for k, v in peaks.items() if k not in ("standard", "older-hf")) < peaks["standard"]
 
 
-def test_torchtune_stack_defaults_to_its_chunked_loss() -> None:
-    result = estimate(bare_input(model=llama31_8b(), precision="bf16", stack="torchtune"))
-    assert (
-        result.activations.logits_peak == loss_bytes("chunked", 2048 * 128256, 2, 2048, 0).backward
+def test_torchtune_stack_defaults_to_its_current_loss_and_2024_to_the_older_one() -> None:
+    """The current recipes' LinearCrossEntropyLoss; torchtune 2024's CEWithChunkedOutputLoss."""
+    logits, hidden = 2048 * 128256, 2048 * 4096
+    current = estimate(bare_input(model=llama31_8b(), precision="bf16", stack="torchtune"))
+    assert current.activations.logits_peak == (
+        loss_bytes("chunked-linear", logits, 2, 2048, hidden).backward
     )
-    text = "\n".join(result.assumptions)
+    text = "\n".join(current.assumptions)
+    assert "Mechanism loss = chunked-linear (torchtune: configs set loss: LinearCross" in text
+    older = estimate(bare_input(model=llama31_8b(), precision="bf16", stack="torchtune",
+                                stack_version="2024"))  # fmt: skip
+    assert older.activations.logits_peak == loss_bytes("chunked", logits, 2, 2048, 0).backward
+    text = "\n".join(older.assumptions)
     assert "Mechanism loss = chunked (torchtune: configs set loss: CEWithChunkedOutputLoss" in text
+    assert "release 2024, torchtune's recipes with CEWithChunkedOutputLoss" in text
 
 
 # --- the implementations, measured -----------------------------------------------------------

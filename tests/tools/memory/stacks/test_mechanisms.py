@@ -43,11 +43,14 @@ def test_paged_state_is_outside_the_allocator_and_evictable() -> None:
 
 
 def test_fp32_frozen_base_under_fsdp() -> None:
-    """PEFT's FSDP example loads the base in fp32: 4 B per frozen parameter, sharded, instead of
-    2; FSDP's gathered blocks stay 16-bit (MixedPrecision param_dtype bf16)."""
+    """PEFT's FSDP example loads the base in fp32, and Accelerate casts a mixed-precision model
+    to fp32 before sharding: 4 B per frozen parameter, sharded, instead of 2 (the hf stack's
+    default under FSDP); FSDP's gathered blocks stay 16-bit (MixedPrecision param_dtype bf16)."""
     kwargs = dict(model=llama31_8b(), method="lora", zero_stage="fsdp-full-shard", num_gpus=8)
-    half = estimate(bare_input(**kwargs))
-    fp32 = estimate(bare_input(**kwargs, frozen_base_dtype="fp32"))
+    half = estimate(bare_input(**kwargs, frozen_base_dtype="16-bit"))
+    fp32 = estimate(bare_input(**kwargs))
+    stated = estimate(bare_input(**kwargs, frozen_base_dtype="fp32"))
+    assert fp32.model_states == stated.model_states
     frozen = N8B  # every base parameter is frozen
     assert fp32.model_states.unsharded_weights - half.model_states.unsharded_weights == 2 * frozen
     assert fp32.model_states.zero3_gathered_weights == half.model_states.zero3_gathered_weights

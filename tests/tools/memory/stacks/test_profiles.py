@@ -14,7 +14,7 @@ from tools.errors import InvalidInputError
 from tools.job import DEFAULTS, FIELD_GROUPS, JobSpec
 from tools.job.spec import MECHANISM_FIELDS
 from tools.memory import estimate
-from tools.memory.stacks.profiles import MECHANISMS, PROFILES, resolve_mechanisms
+from tools.memory.stacks.profiles import MECHANISMS, PROFILES, JobContext, resolve_mechanisms
 
 SOURCE = re.compile(r"\.py\b|\.yaml\b|qlora\.py|Korthikanti|Transformer Engine|--recompute|dtype")
 
@@ -36,11 +36,12 @@ def test_every_mechanism_has_a_value_and_a_reason(stack: str) -> None:
     [
         ("hf", "loss", "standard"),
         ("litgpt", "loss", "chunked-16bit"),
-        ("torchtune", "loss", "chunked"),
+        ("torchtune", "loss", "chunked-linear"),
+        ("unsloth", "loss", "forward-grad"),
         ("torchtitan", "selective_checkpointing", "op"),
         ("unsloth", "activation_offload", True),
         ("unsloth", "fused_rmsnorm", True),
-        ("litgpt", "qlora_keeps_input", True),
+        ("litgpt", "qlora_keeps_input", False),
         ("litgpt", "qlora_lm_head", True),
         ("hf", "qlora_lm_head", False),
         ("torchtune", "qlora_lm_head", False),
@@ -58,7 +59,7 @@ def test_profile_values_cite_their_code(stack: Stack, mechanism: str, value: obj
 
 def test_a_job_value_wins_and_is_marked_given() -> None:
     m = resolve_mechanisms("litgpt", {"loss": "standard", "repeat_kv": None})
-    assert (m.loss, m.repeat_kv, m.qlora_keeps_input) == ("standard", True, True), "mixed"
+    assert (m.loss, m.repeat_kv, m.qlora_keeps_input) == ("standard", True, False), "mixed"
     assert m.given == {"loss"}, "only the job's own values are 'given'"
     text = "\n".join(m.describe())
     assert "Mechanism loss = standard (as given)." in text
@@ -81,7 +82,10 @@ def test_job_fields_and_defaults_cover_the_mechanisms() -> None:
 def test_estimate_states_the_stack_and_only_the_mechanisms_that_apply() -> None:
     full = estimate(bare_input(model=llama31_8b(), stack="torchtitan"))
     text = "\n".join(full.assumptions)
-    assert "Training stack torchtitan: torchtitan (FSDP2 mixed precision, pretraining)." in text
+    assert (
+        "Training stack torchtitan: torchtitan (FSDP2 mixed precision, pretraining); release"
+        " 2026, torchtitan's configurable trainer of 2026" in text
+    )
     assert "Mechanism selective checkpointing = op (torchtitan:" in text
     assert "qlora keeps input" not in text, "QLoRA-only mechanisms are not stated for full"
     qlora = estimate(bare_input(model=llama31_8b(), method="qlora", gradient_checkpointing="full"))
@@ -119,3 +123,51 @@ def test_litgpt_fuses_qkv_for_lora() -> None:
     assert hf_layer["attention.qkv_input.lora_input_copy"] == 2 * 2 * tokens_h, "q and v"
     assert lit_layer["attention.qkv_input.lora_input_copy"] == 2 * tokens_h, "one fused module"
     assert hf.trainable_params == 32 * 16 * (4096 + 4096 + 4096 + 1024), "r (d_in + d_out), q and v"
+
+
+@pytest.mark.parametrize(
+    ("stack", "version", "mechanism", "value"),
+    [
+        ("litgpt", "0.4", "qlora_keeps_input", True),
+        ("torchtune", "2024", "loss", "chunked"),
+        ("unsloth", "2024", "loss", "fused"),
+        ("hf", "4.45", "loss", "older-hf"),
+        ("hf", "4.45", "qlora_keeps_input", True),
+    ],
+)
+def test_an_older_release_changes_only_what_it_names(
+    stack: Stack, version: str, mechanism: str, value: object
+) -> None:
+    current, older = resolve_mechanisms(stack, {}), resolve_mechanisms(stack, {}, version)
+    assert getattr(older, mechanism) == value and getattr(current, mechanism) != value
+    assert older.version == version and current.version == PROFILES[stack].current
+    release = PROFILES[stack].release(version)
+    assert release is not None
+    others = [n for n in MECHANISMS if n not in release.values]
+    assert [getattr(older, n) for n in others] == [getattr(current, n) for n in others]
+
+
+def test_torchtitan_0_0_2_compiled_the_blocks_not_the_loss() -> None:
+    assert resolve_mechanisms("torchtitan", {"compile": True}).compiled_loss
+    assert not resolve_mechanisms("torchtitan", {"compile": True}, "0.0.2").compiled_loss
+
+
+def test_job_dependent_defaults() -> None:
+    """torchtune steps the optimizer in backward only in its full single-device recipes; the hf
+    stack stores a LoRA base in fp32 only under FSDP with mixed precision."""
+    one = JobContext(method="full", num_gpus=1)
+    assert resolve_mechanisms("torchtune", {}, job=one).optimizer_in_backward
+    for job in (JobContext(method="lora"), JobContext(method="full", num_gpus=8)):
+        assert not resolve_mechanisms("torchtune", {}, job=job).optimizer_in_backward
+    fsdp = JobContext(method="lora", num_gpus=8, sharding="fsdp", zero_stage=3)
+    assert resolve_mechanisms("hf", {}, job=fsdp).frozen_base_dtype == "fp32"
+    deepspeed = JobContext(method="lora", num_gpus=8, sharding="deepspeed", zero_stage=3)
+    assert resolve_mechanisms("hf", {}, job=deepspeed).frozen_base_dtype == "16-bit"
+    reason = resolve_mechanisms("hf", {}, job=fsdp).describe(("frozen_base_dtype",))[0]
+    assert reason.endswith("here fp32 for LoRA under FSDP with mixed precision).")
+
+
+def test_an_unknown_release_names_the_valid_ones() -> None:
+    with pytest.raises(InvalidInputError, match=r"stack_version: got '0.1'; valid: current or a"
+                       r" release of litgpt: 0.5, 0.4"):  # fmt: skip
+        bare_input(model=llama31_8b(), stack="litgpt", stack_version="0.1")
