@@ -47,9 +47,10 @@ def test_mechanisms_from_words() -> None:
         "qlora_double_quant": False,
         "cuda_context_gib": 1343 / 1024,
         "qlora_keeps_input": True,
+        "stack_version": "4.45",
     }
     assert mechanisms_from_text("optimizer_in_bwd=False; no compile", []) == {}, "off is off"
-    assert mechanisms_from_text("transformers 4.40", [])["loss"] == "older-hf"
+    assert mechanisms_from_text("transformers 4.40", [])["stack_version"] == "4.45", "its release"
     assert mechanisms_from_text("bitsandbytes 0.45.0", [])["qlora_keeps_input"] is False
 
 
