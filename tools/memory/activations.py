@@ -27,7 +27,7 @@ from tools.memory.layers import (
     layer_tally,
 )
 from tools.memory.stacks.checkpointing import offload_residue, op_level_kept
-from tools.memory.stacks.loss import LINEAR_LOSSES, loss_bytes
+from tools.memory.stacks.loss import LINEAR_LOSSES, LossBytes, loss_bytes
 from tools.memory.states.inventory import ROUTED_EXPERT_LINEARS, linear_modules
 
 __all__ = [
@@ -183,8 +183,7 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
     head = head_tensors(cfg)
     m = cfg.model
     tokens_hidden = ceil(cfg.seq_len * cfg.micro_batch * m.hidden_size / cfg.tensor_parallel)
-    lb = loss_bytes(cfg.loss, logit_count(cfg), cfg.dtypes.logits, cfg.seq_len, tokens_hidden,
-                    cfg.compiled_loss)  # fmt: skip
+    lb = _loss(cfg, tokens_hidden)
     layers_total = sum(g.count * g.stored_each for g in groups)
     on_gpu, at_recompute, offloaded = layers_total, layers_total, 0
     if cfg.activation_offload:
@@ -214,6 +213,19 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
         at_head + lb.held, graph_held_bytes(cfg, groups, head), on_gpu, at_recompute, offloaded,
         max(backward_buffers(cfg, g.tensors) for g in groups),
     )  # fmt: skip
+
+
+def _loss(cfg: ActivationConfig, tokens_hidden: int) -> LossBytes:
+    """The loss buffers (stacks/loss.py). When the model itself casts its 16-bit logits to fp32
+    (transformers < 4.46), the loss receives 4-byte logits and the lm_head's backward gets their
+    gradient cast back to 16-bit, 2 bytes per logit more; with the standard loss that is the
+    `older-hf` chain."""
+    logits, b = logit_count(cfg), cfg.dtypes.logits
+    if not (cfg.upcast_logits and b != c.FP32) or cfg.loss in ("older-hf", "standard"):
+        loss = "older-hf" if cfg.upcast_logits and cfg.loss == "standard" else cfg.loss
+        return loss_bytes(loss, logits, b, cfg.seq_len, tokens_hidden, cfg.compiled_loss)
+    lb = loss_bytes(cfg.loss, logits, c.FP32, cfg.seq_len, tokens_hidden, cfg.compiled_loss)
+    return replace(lb, head=lb.head + b * logits)
 
 
 def _layer_groups(cfg: ActivationConfig) -> list[LayerGroup]:

@@ -10,7 +10,7 @@ from tools.memory.inputs import LORA_METHODS, EstimateInput
 from tools.memory.peak import StepInputs
 from tools.memory.results import ActivationsDetail, BytesPerParam, LayerActivations
 from tools.memory.states.inventory import PhysicalLinear, linear_modules
-from tools.memory.states.model_states import ModelStates, StatesConfig
+from tools.memory.states.model_states import ModelStates, StatesConfig, megatron_main_grads
 
 
 def states_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -> StatesConfig:
@@ -66,6 +66,7 @@ def activation_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -
         fp32_base=inp.method in LORA_METHODS and inp.mechanisms.frozen_base_dtype == "fp32",
         fused_lora=mech.fused_lora and inp.method in LORA_METHODS and inp.lora_dropout == 0,
         offload_stash=mech.offload_stash,
+        upcast_logits=mech.upcasts_logits,
     )
 
 
@@ -83,7 +84,8 @@ def step_inputs(inp: EstimateInput, states: ModelStates, acts: Activations) -> S
         optimizer=states.optimizer,
         optimizer_temporaries=states.step_temporaries,
         full=full,
-        accumulating=inp.gradient_accumulation_steps > 1,
+        accumulating=inp.gradient_accumulation_steps > 1
+        or megatron_main_grads(states_config(inp, ())),
         recompute=inp.gradient_checkpointing,
         lm_head_grad=grad,
         embedding_grad=min(grad, states.gradients),

@@ -62,6 +62,7 @@ class ActivationConfig:
     fp32_base: bool = False  # LoRA/QLoRA over a base whose non-quantized weights are fp32
     mlp_prefix: str = ""  # "dense_": the dense-MLP layers of a mixture-of-experts model
     fused_lora: bool = False  # LoRA layers as fused kernels (unsloth kernels/fast_lora.py)
+    upcast_logits: bool = False  # the model casts its logits to fp32 (transformers < 4.46)
     offload_stash: int = 5  # checkpoints activation offload leaves on the GPU
 
     @property
@@ -318,9 +319,12 @@ def backward_buffers(cfg: ActivationConfig, tensors: dict[str, int]) -> int:
     routed = tokens * (m.experts_per_token if m.is_moe else 1)
     inner = ceil(m.intermediate_size / cfg.tensor_parallel)
     width = d.experts if m.is_moe else d.act
-    mlp = (3 if m.gated_mlp else 2) * width * routed * inner
+    fused = cfg.fused_lora and cfg.targets and m.gated_mlp and not m.is_moe
+    # unsloth's LoRA_MLP.backward: the down projection's input gradient is one new tensor; the
+    # SwiGLU backward overwrites e and g in place and dX is written into X (fast_lora.py)
+    mlp = (1 if fused else 3 if m.gated_mlp else 2) * width * routed * inner
     if cfg.precision in c.MIXED_PRECISIONS and _adapted(cfg, (cfg.mlp_prefix + "down_proj",)):
-        mlp += c.FP32 * routed * inner  # an fp32 adapter's input gradient, before its cast
+        mlp += 0 if fused else c.FP32 * routed * inner  # an fp32 adapter's input gradient
     freed = tensors.get("mlp.down_input", 0)
     t = Tally(cfg, tokens)
     t.add("stream_gradient", d.stream * tokens * m.hidden_size, True)

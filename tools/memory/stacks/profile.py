@@ -70,6 +70,7 @@ class Release:
     values: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     compiles_loss: bool | None = None  # None: as the profile
     fused_lora: bool | None = None
+    upcasts_logits: bool = False  # the model returns fp32 logits (transformers < 4.46)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,7 @@ class Mechanisms:
     compiles_loss: bool = False
     fused_lora: bool = False
     offload_stash: int = 5
+    upcasts_logits: bool = False  # the model itself casts the logits to fp32 before the loss
 
     @property
     def compiled_loss(self) -> bool:

@@ -109,14 +109,13 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
         "ForCausalLMLoss @0114da07; accelerate utils/fsdp_utils.py @00b1b181)",
         compiles_loss=True,  # Trainer torch_compile compiles the model, whose forward has the loss
         older=(
-            Release("4.45", "transformers before 4.46 (October 2024), with the bitsandbytes "
-                    "of its time (before 0.43.2, July 2024)",
+            Release("4.45", "transformers before 4.46 (October 2024), whose models cast the "
+                    "logits to fp32 before any loss (modeling_llama.py of 4.40: "
+                    "logits = logits.float())",
                     {"loss": ("older-hf", "transformers < 4.46: the model upcasts the logits "
                               "(logits.float()) and the loss takes a shifted copy "
-                              "(modeling_llama.py)"),
-                     "qlora_keeps_input": (True, "bitsandbytes < 0.43.2 MatMul4Bit keeps the "
-                                           "layer's input as ctx.tensors "
-                                           "(bitsandbytes/autograd/_functions.py)")}),
+                              "(modeling_llama.py)")},
+                    upcasts_logits=True),
         ),
         loss=("standard", "transformers >= 4.46 upcasts the 16-bit logits to fp32 inside the "
               "loss and keeps the fp32 log-softmax (loss/loss_utils.py ForCausalLMLoss); the "
@@ -343,6 +342,7 @@ def resolve_mechanisms(
         compiles_loss=profile.compiles_loss if compiles is None else compiles,
         fused_lora=profile.fused_lora if fused is None else fused,
         offload_stash=profile.offload_stash,
+        upcasts_logits=bool(release and release.upcasts_logits),
         **values,
     )
 

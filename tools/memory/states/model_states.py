@@ -237,6 +237,8 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
     param_bytes, state, shards = rank.param_bytes, rank.state, rank.shards
     trainable_elems = rank.trainable_elems
     weights, gradients, optimizer = rank.weights, rank.gradients, rank.optimizer
+    if megatron_main_grads(cfg):  # one fp32 main_grad per parameter, a persistent buffer
+        param_bytes, gradients = c.FP32, c.FP32 * trainable_elems
     w, g, o = shard_model_states(weights, gradients, optimizer, cfg.zero_stage, cfg.data_parallel)
     paged = _paged_state(cfg, shards)
 
@@ -278,6 +280,16 @@ def compute_model_states(model: ModelArch, cfg: StatesConfig) -> ModelStates:
     )
 
 
+def megatron_main_grads(cfg: StatesConfig) -> bool:
+    """Megatron Core keeps a contiguous fp32 gradient buffer (`main_grad`) for every parameter
+    under 16-bit mixed precision, allocated once and alive through every moment of the step;
+    its distributed optimizer shards the optimizer state, not this buffer (6 + 12 / d bytes per
+    parameter in its docs' table; megatron/training/arguments.py keeps the gradients in fp32
+    unless --grad-reduce-in-bf16)."""
+    full = cfg.method in ("pretrain", "full")
+    return cfg.stack == "megatron" and full and cfg.precision in c.MIXED_PRECISIONS
+
+
 def _rank_config(cfg: StatesConfig) -> StatesConfig:
     """`cfg` reduced to `_RANK_FIELDS` (the rest at StatesConfig's neutral values)."""
     return StatesConfig(
@@ -310,8 +322,9 @@ def _offload(
 def _deepspeed_extras(
     model: ModelArch, cfg: StatesConfig, trainable: int, mixed_full: bool, weights: int
 ) -> ZeroExtras:
-    """DeepSpeed ZeRO's own buffers (stacks/deepspeed.py); none for FSDP or plain PyTorch."""
-    if cfg.engine != "deepspeed" or cfg.sharding != "deepspeed":
+    """DeepSpeed ZeRO's own buffers (stacks/deepspeed.py); none for FSDP, plain PyTorch or
+    Megatron's distributed optimizer."""
+    if cfg.engine != "deepspeed" or cfg.sharding != "deepspeed" or cfg.stack == "megatron":
         return ZeroExtras(0, 0, 0)
     return zero_extras(
         model, cfg.zero_stage, cfg.data_parallel, trainable, c.weight_bytes(cfg.precision),

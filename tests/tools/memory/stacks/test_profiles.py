@@ -132,7 +132,6 @@ def test_litgpt_fuses_qkv_for_lora() -> None:
         ("torchtune", "2024", "loss", "chunked"),
         ("unsloth", "2024", "loss", "fused"),
         ("hf", "4.45", "loss", "older-hf"),
-        ("hf", "4.45", "qlora_keeps_input", True),
     ],
 )
 def test_an_older_release_changes_only_what_it_names(
