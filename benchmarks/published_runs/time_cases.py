@@ -22,7 +22,10 @@ How a case's stated settings become the tool's (what a user would type, plus the
   (cluster partitions are), then compared as GPU-seconds (time x GPUs), with the failure
   goodput of a run that long;
 - fabric: as stated; "N Gb/s per GPU" x GPUs per node, "N Gbps node-node" per node, else the
-  fabric's default.
+  fabric's default; a multi-node run that states no fabric is read as InfiniBand at the default
+  rate (published multi-node training runs use RDMA fabrics; TCP over Ethernet would be stated
+  as the exception it is);
+- FSDP HYBRID_SHARD / HSDP: ZeRO-3 inside each node, replicated across nodes.
 """
 
 from __future__ import annotations
@@ -198,6 +201,8 @@ def case_shape(case: ThroughputCase, gpu_count: int) -> ClusterShape:
     per_node = case.gpu.gpus_per_node or min(gpu_count, 8)
     fabric = case.interconnect
     network = fabric.inter_node if fabric.inter_node in ("infiniband", "roce") else "ethernet"
+    if fabric.inter_node is None and not fabric.as_stated:
+        network = "infiniband"  # unstated: a training cluster's RDMA fabric (module docstring)
     return ClusterShape(
         gpus_per_node=per_node,
         nodes=max(1, math.ceil(gpu_count / per_node)),
@@ -224,12 +229,19 @@ def stated_layout(case: ThroughputCase, gpu_count: int) -> Layout | None:
     sharding = str(m.get("sharding") or "")
     if "pp" in m or "dp" in m:  # Megatron-LM: distributed optimizer (ZeRO-1)
         return Layout(data=gpu_count // (tp * pp), tensor=tp, pipeline=pp, zero_stage=1)
+    if re.search(r"HYBRID_SHARD|HSDP", sharding):  # sharded within a node, replicated across
+        per_node = case.gpu.gpus_per_node or 8
+        return Layout(data=gpu_count // (tp * pp), tensor=tp, pipeline=pp, zero_stage=3,
+                      shard_group=max(1, per_node // (tp * pp)))  # fmt: skip
     if "FSDP" in sharding or case.stack == "torchtitan" or tp > 1:
         return Layout(data=gpu_count // (tp * pp), tensor=tp, pipeline=pp, zero_stage=3)
     if gpu_count == 1:
         return Layout(data=1)
     if case.cpu_offload or case.stack == "torchtune":  # torchtune's distributed recipes: FSDP
-        return Layout(data=gpu_count, zero_stage=3, offload=case.cpu_offload)
+        # FSDP's CPUOffload (fsdp_qlora, torchtune's fsdp_cpu_offload) keeps the weights, the
+        # gradients and the optimizer on the CPU
+        off = case.cpu_offload
+        return Layout(data=gpu_count, zero_stage=3, offload=off, offload_params=off)
     return None
 
 

@@ -39,10 +39,13 @@ def _speed(t: ThroughputAssumptions) -> list[str]:
     attn = ", ".join(f"{arch} {value:.2f}" for arch, value in t.attention_efficiency.items())
     k = t.links
     return [
-        f"kernel rates: 16-bit GEMMs at {gemm} of the dense peak; FP8 block GEMMs at"
-        f" {t.gemm_fp8('Hopper'):.2f} of the FP8 peak (Hopper); attention"
-        f" at {attn}; memory-bound kernels ({t.memory_bound_bytes_per_hidden:g} x hidden bytes"
-        f" per layer per token) at {t.hbm_efficiency:.2f} of HBM bandwidth",
+        f"kernel rates (kernel benchmarks, tools/ranking/time/assumptions.py): 16-bit GEMMs at"
+        f" up to {gemm} of the dense peak, less for small shapes (x / (x +"
+        f" {t.gemm_half_size:g}) of it for a smallest dimension x); FP8 block GEMMs at"
+        f" {t.gemm_fp8('Hopper'):.2f} of the FP8 peak (Hopper); FlashAttention-2 class attention"
+        f" at {attn}; memory-bound kernels (norms, RoPE, the MLP activation, residuals, loss) as"
+        " bytes per element measured eager, compiled or fused, by the stack, at"
+        f" {t.hbm_efficiency:.2f} of HBM bandwidth",
         f"communication: NCCL rings at {k.nvlink_efficiency:.2f} of one NVLink direction,"
         f" {k.pcie_gbs:g} GB/s over PCIe, the node's network at "
         + ", ".join(f"{name} {v:.2f}" for name, v in k.fabric_efficiency.items())
@@ -50,6 +53,7 @@ def _speed(t: ThroughputAssumptions) -> list[str]:
         "parallel all-reduces hidden; pipeline bubble (stages - 1) / micro-batches with"
         f" {t.pipeline.microbatches_per_stage} micro-batches per stage",
         f"QLoRA de-quantization: {t.qlora_dequant_bytes_per_param:g} B per frozen parameter per"
-        f" pass at {t.qlora_dequant_efficiency:.2f} of peak memory bandwidth; CPU optimizer"
-        f" offload x{t.offload_factor:.2f} speed",
+        f" pass at {t.qlora_dequant_efficiency:.2f} of peak memory bandwidth; an offloaded"
+        f" optimizer steps on the CPU at {t.cpu_optimizer_gbs:g} GB/s per GPU, its gradients and"
+        f" weights crossing PCIe at {t.links.pcie_gbs:g} GB/s",
     ]

@@ -64,7 +64,7 @@ def grounded_answer(memory: MemoryEstimate, ranking: RankResult) -> str:
     )
 
 
-HALLUCINATED = "It needs 17.3 GiB per GPU and costs $0.42 per hour."
+HALLUCINATED = "It needs 913.7 GiB per GPU and costs $0.42 per hour."
 
 
 def make(settings: Settings, catalog: Catalog, kb: Any, model: Any = None) -> Assistant:
@@ -120,7 +120,7 @@ def test_hallucinated_price_and_vram_are_repaired_once(
     repair = model.prompts[2]
     assert isinstance(repair[-2], AIMessage) and repair[-2].text == HALLUCINATED
     assert isinstance(repair[-1], HumanMessage)
-    assert "17.3, 0.42" in repair[-1].text, "the repair request names the offending numbers"
+    assert "913.7, 0.42" in repair[-1].text, "the repair request names the offending numbers"
 
 
 def test_second_failure_is_replaced_by_the_offline_composition(
@@ -134,7 +134,7 @@ def test_second_failure_is_replaced_by_the_offline_composition(
     assert result.answer == f"{notice}\n\n{offline_answer}"
     assert result.brain == "fallback"
     assert result.grounded is False, "the result says the model's answer failed the check"
-    assert result.ungrounded_numbers == ["17.3", "0.42"]
+    assert result.ungrounded_numbers == ["913.7", "0.42"]
     assert result.notices == [notice]
     names = [c.name for c in result.tool_calls]
     assert names[:2] == ["estimate_memory", "rank_instances"], "the model's own calls first"

@@ -68,15 +68,15 @@ def test_json_is_what_rank_computes(
     # the spot H100 first, at its cost under the default time model (tests/tools/ranking has
     # the hand-worked figures with the time model pinned)
     assert out["ranked"][0]["instance_id"] == "testcloud/h100-1x", "the spot H100 first"
-    assert out["ranked"][0]["total_cost"] == pytest.approx(9.94), "its expected spot cost"
+    assert out["ranked"][0]["total_cost"] == pytest.approx(9.00), "its expected spot cost"
 
 
 def test_budget_exclusion_in_json(capsys: pytest.CaptureFixture[str], catalog_file: Path) -> None:
     out = run_json(capsys, *QLORA_ARGS, "--catalog", str(catalog_file), "--budget", "15")
     assert [r["instance_id"] for r in out["ranked"]] == ["testcloud/rtx4090-1x"], "within $15"
     assert {e["instance_id"]: e["reason"] for e in out["excluded"]} == {
-        "testcloud/h100-1x": "over budget: $24.55 > $15.00",
-        "testcloud/l4-1x": "over budget: $55.26 > $15.00",
+        "testcloud/h100-1x": "over budget: $22.25 > $15.00",
+        "testcloud/l4-1x": "over budget: $69.17 > $15.00",
     }, "excluded with reasons"
 
 

@@ -26,13 +26,13 @@ JOBS: dict[str, list[str]] = {
 # job: (images, training FLOPs, first instance, its plan, need per GPU bytes, hours, total USD)
 GOLDEN: dict[str, tuple[float, float, str, str, int, float, float]] = {
     "sdxl": (500, 1.2961157480448e16, "testcloud/rtx4090-1x", "single", 8_427_402_045,
-             0.2944, 0.1178),
+             0.2823, 0.1130),
     "flux": (500, 1.17631651941632e17, "testcloud/l40s-1x", "single", 38_141_167_353,
-             0.4387, 0.4389),
+             0.4888, 0.4889),
     "llava": (20_000, 2.2370245985075197e18, "testcloud/rtx4090-1x", "single", 17_621_626_957,
-              9.3736, 3.7494),
+              7.8264, 3.1307),
     "qwen": (20_000, 2.67255946412032e18, "testcloud/h100-8x", "zero2", 35_120_056_103,
-             0.5760, 13.8267),
+             0.5866, 14.0800),
 }  # fmt: skip
 
 

@@ -98,7 +98,7 @@ def test_qlora_7b_job_figures() -> None:
 def test_qlora_7b_golden_on_demand() -> None:
     result = rank(_qlora_request(), QLORA_CATALOG)
     ids = [row.instance_id for row in result.ranked]
-    # cost order: RTX 4090 $15.20 < H100 $19.15 < L4 $42.59
+    # cost order: RTX 4090 $14.80 < H100 $18.75 < L4 $41.37
     assert ids == ["testcloud/rtx4090-1x", "testcloud/h100-1x", "testcloud/l4-1x"], "by cost"
     rtx, h100, l4 = result.ranked
     need = estimate(plan_input(_qlora_request().job, "single", 1)).per_gpu.total
@@ -108,19 +108,19 @@ def test_qlora_7b_golden_on_demand() -> None:
         assert row.vram_per_gpu_bytes == 24 * GIB or row.gpu == "H100-SXM", "24 GiB cards"
         assert row.pricing == "on-demand", "spot is not allowed by default"
     # H100: compute F / (989.4e12 x 0.40) = 21,655.530 s = 6.0154250 h;
-    # de-quantization DQ / (3350e9 x 0.5) = 1,304.867 s = 0.3624630 h; total 6.3778879 h
-    # = 382.673 min
-    assert h100.hours == pytest.approx(6.3778879439, rel=1e-9), "H100 hours"
-    # billed per minute: 383 min x $3.00/h = $19.15
-    assert h100.total_cost == pytest.approx(19.15), "H100 on-demand cost"
-    # L4: F / (121e12 x 0.40) = 49.1872847 h + DQ / (300e9 x 0.5) = 4.0475034 h -> 53.2347881 h
-    # = 191,645.24 s -> 191,646 s billed x $0.80/h = $42.59
-    assert l4.hours == pytest.approx(53.2347880868, rel=1e-9), "L4 hours"
-    assert l4.total_cost == pytest.approx(42.588, abs=1e-3), "L4 cost"
-    # RTX 4090: F / (165.2e12 x 0.40) = 36.0270064 h + DQ / (1008e9 x 0.5) = 1.2046141 h
-    # = 37.2316205 h -> 38 whole hours x $0.40 = $15.20
-    assert rtx.hours == pytest.approx(37.231620463, rel=1e-9), "RTX 4090 hours"
-    assert rtx.total_cost == pytest.approx(15.20), "RTX 4090 cost, hourly billing"
+    # de-quantization DQ / (3350e9 x 0.8) = 815.542 s = 0.2265394 h; total 6.2419643 h
+    # = 374.518 min
+    assert h100.hours == pytest.approx(6.2419643236, rel=1e-9), "H100 hours"
+    # billed per minute: 375 min x $3.00/h = $18.75
+    assert h100.total_cost == pytest.approx(18.75), "H100 on-demand cost"
+    # L4: F / (121e12 x 0.40) = 49.1872847 h + DQ / (300e9 x 0.8) = 2.5296896 h -> 51.7169743 h
+    # = 186,181.11 s -> 186,182 s billed x $0.80/h = $41.37
+    assert l4.hours == pytest.approx(51.7169743268, rel=1e-9), "L4 hours"
+    assert l4.total_cost == pytest.approx(41.374, abs=1e-3), "L4 cost"
+    # RTX 4090: F / (165.2e12 x 0.40) = 36.0270064 h + DQ / (1008e9 x 0.8) = 0.7528838 h
+    # = 36.7798902 h -> 37 whole hours x $0.40 = $14.80
+    assert rtx.hours == pytest.approx(36.779890177, rel=1e-9), "RTX 4090 hours"
+    assert rtx.total_cost == pytest.approx(14.80), "RTX 4090 cost, hourly billing"
     # utilisation of the model FLOPs (recomputation excluded: 2 L + 2 P + one attention forward
     # = 13,548,872,960 of the 41,847,619,584 per token): 0.40 x 28,298,746,624 / 41,847,619,584
     assert h100.mfu == pytest.approx(0.2703024380, rel=1e-9), "model FLOPs utilisation"
@@ -132,32 +132,32 @@ def test_qlora_7b_golden_spot() -> None:
     # Spot on the H100: C = 479,723,520 B / 1e9 B/s = 0.4797 s = 1.3325653e-4 h;
     # MTBF = 1 / 0.05 = 20 h; tau = sqrt(2 x 1.3325653e-4 x 20) = 0.0730086 h;
     # recovery share = 0.05 x (tau / 2 + 1/6 h) = 0.0101585;
-    # checkpoints = 6.3778879 x C / tau = 0.0116410 h; W = (6.3778879 + 0.0116410) / 0.9898415
-    # = 6.4551035 h = 387.31 min -> 388 min billed x $1.20/h = $7.76
+    # checkpoints = 6.2419643 x C / tau = 0.0113929 h; W = (6.2419643 + 0.0113929) / 0.9898415
+    # = 6.3175342 h = 379.05 min -> 380 min billed x $1.20/h = $7.60
     result = rank(_qlora_request(spot="allowed"), QLORA_CATALOG)
     best = result.ranked[0]
     assert best.instance_id == "testcloud/h100-1x", "spot H100 is now the cheapest"
     assert best.pricing == "spot", "priced on spot"
-    assert best.hours == pytest.approx(6.4551034536, rel=1e-9), "expected spot wall time"
-    assert best.total_cost == pytest.approx(7.76), "expected spot cost"
-    assert best.on_demand_total_cost == pytest.approx(19.15), "on-demand still reported"
+    assert best.hours == pytest.approx(6.3175342397, rel=1e-9), "expected spot wall time"
+    assert best.total_cost == pytest.approx(7.60), "expected spot cost"
+    assert best.on_demand_total_cost == pytest.approx(18.75), "on-demand still reported"
     assert best.checkpoint_interval_hours == pytest.approx(
         math.sqrt(2 * 479_723_520 / 1e9 / 3600 * 20)
     )
     assert best.price_per_hour == 1.20, "spot price"
-    # interruptions = 0.05 x W = 0.3227552; overhead = W - 6.3778879 = 0.0772155 h
-    assert best.spot_interruptions == pytest.approx(0.05 * 6.4551034536), "interruptions"
-    assert best.spot_overhead_hours == pytest.approx(6.4551034536 - 6.3778879439), "overhead"
+    # interruptions = 0.05 x W = 0.3158767; overhead = W - 6.2419643 = 0.0755699 h
+    assert best.spot_interruptions == pytest.approx(0.05 * 6.3175342397), "interruptions"
+    assert best.spot_overhead_hours == pytest.approx(6.3175342397 - 6.2419643236), "overhead"
     assert [r.pricing for r in result.ranked[1:]] == ["on-demand", "on-demand"], "no spot offers"
 
 
 def test_budget_excludes_with_reasons() -> None:
     result = rank(_qlora_request(budget=16), QLORA_CATALOG)
-    assert [r.instance_id for r in result.ranked] == ["testcloud/rtx4090-1x"], "$15.20 <= $16"
+    assert [r.instance_id for r in result.ranked] == ["testcloud/rtx4090-1x"], "$14.80 <= $16"
     reasons = {e.instance_id: (e.kind, e.reason) for e in result.excluded}
     assert reasons == {
-        "testcloud/h100-1x": ("budget", "over budget: $19.15 > $16.00"),
-        "testcloud/l4-1x": ("budget", "over budget: $42.59 > $16.00"),
+        "testcloud/h100-1x": ("budget", "over budget: $18.75 > $16.00"),
+        "testcloud/l4-1x": ("budget", "over budget: $41.37 > $16.00"),
     }, "each over-budget instance says by how much"
     assert result.feasible == 1 and result.considered == 3, "counts"
 
@@ -165,18 +165,18 @@ def test_budget_excludes_with_reasons() -> None:
 def test_budget_met_by_spot_when_allowed() -> None:
     result = rank(_qlora_request(budget=16, spot="allowed"), QLORA_CATALOG)
     assert [(r.instance_id, r.pricing) for r in result.ranked] == [
-        ("testcloud/h100-1x", "spot"),  # $7.76 expected
-        ("testcloud/rtx4090-1x", "on-demand"),  # $15.20
+        ("testcloud/h100-1x", "spot"),  # $7.60 expected
+        ("testcloud/rtx4090-1x", "on-demand"),  # $14.80
     ], "spot brings the H100 under budget"
 
 
 def test_deadline_and_objectives() -> None:
-    # deadline 10 h: L4 (53.2 h) and RTX 4090 (37.2 h) are too slow
+    # deadline 10 h: L4 (51.7 h) and RTX 4090 (36.8 h) are too slow
     result = rank(_qlora_request(deadline_hours=10), QLORA_CATALOG)
     assert [r.instance_id for r in result.ranked] == ["testcloud/h100-1x"], "only the H100"
     assert {e.reason for e in result.excluded} == {
-        "over deadline: 53.2 h > 10 h",
-        "over deadline: 37.2 h > 10 h",
+        "over deadline: 51.7 h > 10 h",
+        "over deadline: 36.8 h > 10 h",
     }, "deadline reasons"
     by_time = rank(_qlora_request().model_copy(update={"objective": "time"}), QLORA_CATALOG)
     assert [r.gpu for r in by_time.ranked] == ["H100-SXM", "RTX4090", "L4"], "fastest first"
@@ -373,28 +373,30 @@ def test_ddp_checkpoint_is_written_by_one_node() -> None:
 
 def test_default_time_model_on_one_h100() -> None:
     # Llama 3.2 1B, full fine-tune, no recomputation, 1 x 2048 tokens per step, 1e8 tokens, on
-    # one H100 with every default: per token, the block linears and LM head (F1's matmuls,
-    # 7,414,480,896 FLOPs) at 0.56 x 989.4 TFLOPS = 13.381994 us; attention (402,653,184) at
-    # 0.15 x 989.4 = 2.713114 us; memory-bound kernels, 16 layers x 480 B x 2048 + 28 B x
-    # 128,256 = 19,319,808 B at 0.8 x 3350 GB/s = 7.208884 us; in all 23.303991 us per token,
-    # 0.0477266 s per micro-step. The AdamW step over 1,235,814,400 parameters x 30 B at
-    # 2.68e12 B/s = 0.0138337 s; 48,828.125 steps of 0.0615603 s = 0.8349652 h of training.
+    # one H100 with every default. Per token: the blocks' GEMMs (5,838,471,168 FLOPs) at their
+    # shapes' share, 0.80 x x / (x + 200) for a smallest dimension x: per layer 58.7M weights
+    # whose smallest dimension is 2048 (0.728826) and 2.1M (k, v: 512, 0.575281), a FLOP-
+    # weighted harmonic 0.722179: 8.171 us; the LM head (1,576,009,728; 2048: 0.728826) 2.186
+    # us; attention (402,653,184 + the fused backward's 67,108,864) at 0.29 x 989.4 = 1.637 us;
+    # memory-bound kernels, 16 layers x (2 norms x 190 B x 2048 + RoPE 105 B x 2560 + SwiGLU
+    # 28 B x 8192 + residuals 24 B x 2048) + the loss 53 B x 128,256 = 28,006,656 B at 0.8 x
+    # 3350 GB/s = 10.450 us; in all 22.444167 us per token, 0.0459657 s per micro-step. The
+    # AdamW step over 1,235,814,400 parameters x 30 B at 2.68e12 B/s = 0.0138337 s; 48,828.125
+    # steps of 0.0597994 s = 0.8110812 h of training (no overlap clock: one GPU).
     # Setup: 15 min + (2 B x N + 4 B x 1e8 tokens) / 2.5e8 B/s = 911.4865 s = 0.2531907 h.
-    # Failures: 1.9737e-5 per GPU-hour; Young's interval (20.4 h) capped at the run; one
-    # 12 N checkpoint (0.0041194 h) and a 1.15e-5 recovery share: 0.8390943 h.
-    # Wall: 1.0922850 h = 3,932.23 s, billed 3,933 s x $3/h = $3.2775.
+    # Failures, checkpoints and per-second billing as before: 1.0684005 h, $3.2058.
     request = RankRequest(
         job=bare_input(model="meta-llama/Llama-3.2-1B", method="full"),
         workload=Workload(tokens=1e8),
     )
     row = rank(request, [instance("h100-1x", "H100-SXM", 1, 3.0)]).ranked[0]
     assert row.plan == "single", "one GPU"
-    assert row.training_hours == pytest.approx(0.8349652277, rel=1e-8), "training"
+    assert row.training_hours == pytest.approx(0.8110812239, rel=1e-8), "training"
     assert row.setup_hours == pytest.approx(0.2531906987, rel=1e-8), "setup"
-    assert row.hours == pytest.approx(1.0922849799, rel=1e-8), "setup + training + failures"
-    assert row.total_cost == pytest.approx(3.2775), "billed per second"
-    # model FLOPs 7,817,134,080 per token x 1e8 / 3,005.87 s / 989.4e12
-    assert row.mfu == pytest.approx(0.2628480532, rel=1e-8), "utilisation"
+    assert row.hours == pytest.approx(1.0684005087, rel=1e-8), "setup + training + failures"
+    assert row.total_cost == pytest.approx(3.2058333333), "billed per second"
+    # model FLOPs 7,817,134,080 per token x 1e8 / 2,919.89 s / 989.4e12
+    assert row.mfu == pytest.approx(0.2705881706, rel=1e-8), "utilisation"
     assert row.reasons[1] == (
-        "0.8 h training at MFU 0.26 of 989.4 BF16 TFLOPS per GPU + 0.25 h setup"
+        "0.8 h training at MFU 0.27 of 989.4 BF16 TFLOPS per GPU + 0.25 h setup"
     ), "the speed line"

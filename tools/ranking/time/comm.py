@@ -13,6 +13,9 @@ What each layout sends, per GPU (P = parameters on this GPU's tensor/pipeline sl
   the backward (FSDP's reshard-after-forward; DeepSpeed ZeRO-3 re-gathers too) and a
   reduce-scatter of the gradients, one collective per layer; prefetching hides them behind
   compute (`shard_overlap`), except the first layer's gather and the last reduce-scatter;
+- hybrid sharding (FSDP HYBRID_SHARD, HSDP): ZeRO-3's traffic inside each shard group of
+  `shard_group` ranks (a node), and once per micro-step an all-reduce of each rank's gradient
+  shard across the replicas, bucketed behind the backward like DDP;
 - ZeRO-2: a reduce-scatter of the gradients each micro-step (hidden behind the backward) and
   an all-gather of the updated weights each optimizer step;
 - DDP: an all-reduce of the gradients each optimizer step, bucketed behind the last backward;
@@ -63,11 +66,20 @@ class Layout:
     tensor: int = 1
     pipeline: int = 1
     zero_stage: int = 0
-    offload: bool = False
+    offload: bool = False  # the optimizer state and its step on the CPU (ZeRO-Offload)
+    offload_params: bool = False  # the weights in CPU RAM, fetched per layer (FSDP CPUOffload)
+    shard_group: int = 0  # ZeRO-3 ranks that share one copy (hybrid sharding); 0: all of them
 
     @property
     def gpu_count(self) -> int:
         return self.data * self.tensor * self.pipeline
+
+    @property
+    def shard_ranks(self) -> int:
+        """Ranks each ZeRO-3 shard spans: the shard group under hybrid sharding, else all."""
+        if self.shard_group and self.shard_group < self.data:
+            return self.shard_group
+        return self.data
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,12 +169,22 @@ def communication(
     layers = max(traffic.layers, 1)
     buckets = max(1.0, traffic.gradients / BUCKET_BYTES)
     if dp > 1 and layout.zero_stage >= 3:
-        gather = ring_seconds(traffic.weights, dp, dp_bw, lat, layers)
-        scatter = ring_seconds(traffic.gradients, dp, dp_bw, lat, layers)
+        shard = layout.shard_ranks
+        shard_bw = links.group(shard, max(1, min(shard, links.gpus_per_node // tp)))
+        gather = ring_seconds(traffic.weights, shard, shard_bw, lat, layers)
+        scatter = ring_seconds(traffic.gradients, shard, shard_bw, lat, layers)
         micro_total = 2 * gather + scatter
         edges = (gather + scatter) / layers  # the first gather and the last reduce-scatter
         hidden = overlap.shard_overlap * compute_micro_s
         micro_exposed = max(0.0, micro_total - hidden) + edges
+        replicas = dp // shard
+        if replicas > 1:  # hybrid sharding: each shard's gradients all-reduced across replicas
+            per_node = max(1, links.gpus_per_node // (tp * shard))
+            rep_bw = links.group(replicas, per_node)
+            sync = 2 * ring_seconds(traffic.gradients / shard, replicas, rep_bw, lat, buckets)
+            backward = compute_micro_s * 2.0 / 3.0
+            micro_total += sync
+            micro_exposed += max(0.0, sync - overlap.grad_sync_overlap * backward)
     elif dp > 1 and layout.zero_stage == 2:
         micro_total = ring_seconds(traffic.gradients, dp, dp_bw, lat, buckets)
         backward = compute_micro_s * 2.0 / 3.0

@@ -1,11 +1,12 @@
 """The time model's constants that are fitted to published runs, all in one place.
 
 Every other constant of the time model (`assumptions.py`) rests on a source outside the scored
-runs: kernel benchmarks, datasheets, papers' kernel tables, library code. A constant listed here
-is instead chosen to fit published training throughputs. The benchmark
-(`python -m benchmarks.published_runs.loso`) never scores a run with a value fitted on that run's
-own source: for each source it fits every constant below on the other sources' runs the
-constant applies to, within the bounds, and scores the left-out source with those values.
+runs: kernel benchmarks, datasheets, papers' kernel tables, library code
+(docs/time_model_sources.md lists them). A constant listed here is instead chosen to fit
+published training throughputs. The benchmark (`python -m benchmarks.published_runs.headline`;
+the scoring is in benchmarks/published_runs/loso.py) never scores a run with a value fitted on
+that run's own source: for each source it fits every constant below on the other sources' runs
+the constant applies to, within the bounds, and scores the left-out source with those values.
 
 `path` names the assumption ("gemm_efficiency.Hopper" is `ThroughputAssumptions.
 gemm_efficiency["Hopper"]`, "qlora_dequant_efficiency" a plain field).

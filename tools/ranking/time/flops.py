@@ -32,6 +32,11 @@ FORWARD = 1.0
 BACKWARD_TRAINED = 2.0  # input + weight gradients
 BACKWARD_FROZEN = 1.0  # input gradients only
 CAUSAL_SKIPPED = 0.5  # share of the s x s product a causal fused kernel computes
+# A fused attention backward (FlashAttention) recomputes the scores QK^T from Q and K instead of
+# reading a saved s x s matrix: 2.5 forward passes' worth of FLOPs against the 2 the model counts
+# (Dao 2023, FlashAttention-2, section 3.1.2; the convention of its benchmark_attn.py, whose
+# measured rates `ThroughputAssumptions.attention_efficiency` are).
+FUSED_ATTENTION_BACKWARD = 2.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +56,7 @@ class TokenFlops:
     attention: float
     recompute_matmul: float
     recompute_attention: float
+    attention_backward_extra: float = 0.0  # fused kernels' QK^T recomputed inside backward
 
     @property
     def recompute(self) -> float:
@@ -119,4 +125,7 @@ def token_flops(
         attention=attn_fwd * passes_attn,
         recompute_matmul=(linear_fwd + adapter_fwd) * re_linear,
         recompute_attention=attn_fwd * re_attn,
+        attention_backward_extra=attn_fwd * (FUSED_ATTENTION_BACKWARD - BACKWARD_TRAINED)
+        if attention == "sdpa"
+        else 0.0,
     )

@@ -79,7 +79,7 @@ def image_run_time(
         seconds = work.images * work.flops_per_image / (layout.gpu_count * peak * TERA)
         hours = seconds / a.mfu_override / SECONDS_PER_HOUR
         return _run(hours, hours, 0.0, 0.0, 0.0, work, layout, peak, label)
-    rate = sixteen_bit_peak(gpu, work.precision) * TERA * a.gemm(gpu.architecture)
+    rate = sixteen_bit_peak(gpu, work.precision) * TERA * a.gemm(gpu.architecture, gpu.id)
     compute = work.micro_batch * work.flops_per_image / rate
     traffic = Traffic(
         weights=work.total_params * WEIGHT_BYTES,

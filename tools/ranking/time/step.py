@@ -1,12 +1,18 @@
 """Training hours of a job on a cluster under a parallel layout, from its parts.
 
-One optimizer step on one GPU takes
+One optimizer step on one GPU takes (the tensor-core kernels at the clock a power-limited GPU
+keeps while communication overlaps them, `overlap_clock`, on more than one GPU)
     m x (compute + QLoRA de-quantization + exposed micro-step communication)
   + pipeline bubble + exposed step communication + the optimizer step itself,
 with m micro-batches per step (the job's gradient accumulation, or the pipeline's micro-batches)
 and compute from `tools.ranking.time.kernels` divided over the tensor x pipeline slice. The run
 takes tokens / (data-parallel degree x micro-batch tokens x m) steps. With the optimizer
-offloaded the whole is divided by the offload factor.
+offloaded (ZeRO-Offload) the step moves this GPU's gradient shard to the host and its updated
+16-bit weights back over the host link, and the CPU steps the optimizer at its memory bandwidth;
+with the weights offloaded too (FSDP CPUOffload, ZeRO-3 offload_param) each micro-step fetches
+the weight shard for the forward and again for the backward, prefetched behind compute: a
+micro-step takes the longer of its compute and that transfer (Ren et al. 2021, ZeRO-Offload,
+section 4: what crosses PCIe and what the CPU computes).
 
 QLoRA (Dettmers et al. 2023) keeps the frozen base in NF4 and de-quantizes every weight to 16-bit
 on each pass that uses it (forward, backward's input gradients, and the recomputed forward under
@@ -81,7 +87,9 @@ def run_time(
         return _given_mfu(work, gpu, shape, layout, peak, label, a)
     times = _token_times(work, gpu, a)
     slice_ = layout.tensor * layout.pipeline
-    compute = work.micro_tokens * times.total / slice_
+    clock = a.overlap_clock.get(gpu.architecture, 1.0) if layout.gpu_count > 1 else 1.0
+    per_token = (times.matmul + times.attention) / clock + times.memory
+    compute = work.micro_tokens * per_token / slice_
     dequant = dequant_seconds(work, gpu, slice_, a)
     comm = communication(
         _traffic(work, layout), layout, cluster_links(gpu, shape, a.links), compute, a.links
@@ -89,15 +97,15 @@ def run_time(
     m = microbatches_per_step(work, layout, a)
     bubble = (layout.pipeline - 1) / a.pipeline.virtual_stages * (compute + dequant)
     optimizer = _optimizer_seconds(work, gpu, layout, a)
-    step = m * (compute + dequant + comm.micro_exposed) + bubble + comm.step_exposed + optimizer
+    micro = max(compute + dequant + comm.micro_exposed, _param_fetch_seconds(work, layout, a))
+    step = m * micro + bubble + comm.step_exposed + optimizer
     steps = work.tokens / (layout.data * work.micro_tokens * m)
-    slow = 1.0 / a.offload_factor if layout.offload else 1.0
-    hours = steps * step * slow / SECONDS_PER_HOUR
-    per_step = steps * slow / SECONDS_PER_HOUR
+    hours = steps * step / SECONDS_PER_HOUR
+    per_step = steps / SECONDS_PER_HOUR
     return RunTime(
         hours=hours,
         compute_hours=per_step * m * compute,
-        recompute_hours=per_step * m * work.micro_tokens * times.recompute / slice_,
+        recompute_hours=per_step * m * work.micro_tokens * times.recompute / slice_ / clock,
         dequant_hours=per_step * m * dequant,
         communication_hours=per_step * (m * comm.micro_exposed + comm.step_exposed),
         bubble_hours=per_step * bubble,
@@ -115,7 +123,7 @@ def _token_times(work: TrainingWork, gpu: GPUSpec, a: ThroughputAssumptions) -> 
     found = work.token_times.get(key)
     if found is None:
         found = work.token_times[key] = token_times(
-            work.flops, work.memory_bytes, gpu, work.precision, a
+            work.flops, work.memory_bytes, gpu, work.precision, a, work.shapes, work.kernels.fa3
         )
     return found
 
@@ -150,11 +158,27 @@ def dequant_seconds(
 def _optimizer_seconds(
     work: TrainingWork, gpu: GPUSpec, layout: Layout, a: ThroughputAssumptions
 ) -> float:
-    """One optimizer step over the trainable parameters this GPU holds (memory-bound)."""
+    """One optimizer step over the trainable parameters this GPU holds (memory-bound); offloaded,
+    on the CPU, with the gradients and the updated weights crossing the host link."""
     held = work.trainable_params / (layout.tensor * layout.pipeline)
     if layout.zero_stage >= 1:
         held /= layout.data
-    return held * a.optimizer_bytes_per_param / (gpu.memory_bandwidth_gbs * GIGA * a.hbm_efficiency)
+    moved = held * a.optimizer_bytes_per_param
+    if layout.offload:
+        link = a.links.pcie_gbs * GIGA
+        return moved / (a.cpu_optimizer_gbs * GIGA) + held * (4.0 + WEIGHT_BYTES) / link
+    return moved / (gpu.memory_bandwidth_gbs * GIGA * a.hbm_efficiency)
+
+
+def _param_fetch_seconds(work: TrainingWork, layout: Layout, a: ThroughputAssumptions) -> float:
+    """Host-to-GPU transfer of this GPU's weight shard per micro-step under parameter offload:
+    once for the forward, once for the backward (0 without it)."""
+    if not layout.offload_params:
+        return 0.0
+    full_width = work.total_params - work.quantized_params
+    weights = full_width * WEIGHT_BYTES + work.quantized_params * NF4_BYTES
+    shard = weights / (layout.tensor * layout.pipeline * layout.shard_ranks)
+    return 2.0 * shard / (a.links.pcie_gbs * GIGA)
 
 
 def _utilisation(work: TrainingWork, hours: float, gpus: int, peak: float) -> float:

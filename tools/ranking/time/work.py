@@ -10,7 +10,14 @@ from tools.memory import LORA_METHODS, EstimateInput
 from tools.memory.states.inventory import resolve_targets
 from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.flops import TokenFlops, token_flops
-from tools.ranking.time.kernels import TokenTimes, memory_bound_bytes
+from tools.ranking.time.kernels import (
+    GemmShapes,
+    KernelChoices,
+    TokenTimes,
+    gemm_shapes,
+    kernel_choices,
+    memory_bound_bytes,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +37,8 @@ class TrainingWork:
     total_params: int
     trainable_params: int
     quantized_params: int  # QLoRA's 4-bit frozen base, else 0
+    kernels: KernelChoices = field(default_factory=KernelChoices)  # the stack's small kernels
+    shapes: GemmShapes = field(default_factory=GemmShapes)  # one micro-batch's GEMM shapes
     # per-token kernel times by (GPU id, assumptions object): filled by `run_time`
     token_times: dict[tuple[str, int], TokenTimes] = field(default_factory=dict, compare=False)
 
@@ -50,6 +59,8 @@ def training_work(
     `trainable_params` counts them (the estimator's figures)."""
     lora = job.method in LORA_METHODS
     targets = resolve_targets(job.model, job.lora_targets) if lora else ()
+    mech = job.mechanisms
+    kernels = kernel_choices(job.stack, mech.compile, mech.loss, mech.compiled_loss)
     flops = token_flops(
         job.model,
         job.method,
@@ -65,7 +76,7 @@ def training_work(
         checkpointing=job.gradient_checkpointing,
         flops=flops,
         memory_bytes=memory_bound_bytes(
-            job.model, job.gradient_checkpointing, job.precision, targets, assumptions
+            job.model, job.gradient_checkpointing, job.precision, targets, assumptions, kernels
         ),
         micro_batch=job.micro_batch_size,
         seq_len=job.seq_len,
@@ -74,6 +85,8 @@ def training_work(
         total_params=total_params,
         trainable_params=trainable_params,
         quantized_params=_quantized(job),
+        kernels=kernels,
+        shapes=gemm_shapes(job.model, job.micro_batch_size * job.seq_len),
     )
 
 

@@ -6,11 +6,19 @@ import pytest
 
 from tools.architectures.registry import resolve_model
 from tools.errors import InvalidInputError
-from tools.gpus import GPUSpec
+from tools.gpus import GPUSpec, lookup_gpu
 from tools.memory.states.inventory import resolve_targets
 from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.flops import TokenFlops
-from tools.ranking.time.kernels import memory_bound_bytes, peak_tflops, token_times
+from tools.ranking.time.kernels import (
+    KernelChoices,
+    block_gemm_share,
+    gemm_shapes,
+    kernel_choices,
+    memory_bound_bytes,
+    peak_tflops,
+    token_times,
+)
 
 LLAMA2_7B = resolve_model("meta-llama/Llama-2-7b-hf")
 # Round efficiencies for an architecture of its own, so the arithmetic is exact.
@@ -57,20 +65,52 @@ def test_peak_selection_and_fallbacks() -> None:
 
 def test_memory_bound_bytes_by_hand() -> None:
     a = ThroughputAssumptions()
-    # 32 layers x 480 B x 4096 = 62,914,560; loss 28 B x 32,000 = 896,000
-    assert memory_bound_bytes(LLAMA2_7B, "none", "bf16-mixed", (), a) == (63_810_560, 0.0)
-    # full recomputation reruns the forward third of the layers' traffic: + 20,971,520
+    # Llama 2 7B, eager: per layer two norms 190 B x 4096 each, RoPE 105 B x (4096 + 4096),
+    # SwiGLU 28 B x 11,008, residuals 24 B x 4096 = 2,823,168 B; x 32 layers = 90,341,376;
+    # the eager loss 53 B x 32,000 = 1,696,000
+    assert memory_bound_bytes(LLAMA2_7B, "none", "bf16-mixed", (), a) == (92_037_376, 0.0)
+    # full recomputation reruns the forward third of the layers' traffic: + 30,113,792
     assert memory_bound_bytes(LLAMA2_7B, "full", "bf16-mixed", (), a) == (
-        84_782_080,
-        20_971_520,
+        122_151_168,
+        30_113_792,
     ), "recomputed forward"
     # LoRA on every linear: 32 x (4 x 8192 + 2 x 15,104 + 15,104) = 2,498,560 of width x 12 B
     targets = resolve_targets(LLAMA2_7B, "all-linear")
     lora, _ = memory_bound_bytes(LLAMA2_7B, "none", "bf16-mixed", targets, a)
-    assert lora == 63_810_560 + 29_982_720, "adapters' extra kernels"
+    assert lora == 92_037_376 + 29_982_720, "adapters' extra kernels"
     # fp8 casts every block linear's input and output: 2,498,560 x 3 B
     fp8, _ = memory_bound_bytes(LLAMA2_7B, "none", "fp8", (), a)
-    assert fp8 == 63_810_560 + 7_495_680, "FP8 casts"
+    assert fp8 == 92_037_376 + 7_495_680, "FP8 casts"
+    # compiled: norms 2 x 31 x 4096, RoPE 31 x 8192, SwiGLU 16 x 11,008, residuals 12 x 4096 =
+    # 733,184 B a layer, x 32; a compiled loss 31 x 32,000
+    compiled = KernelChoices("compiled", "compiled")
+    assert memory_bound_bytes(LLAMA2_7B, "none", "bf16-mixed", (), a, compiled) == (
+        23_461_888 + 992_000, 0.0
+    )  # fmt: skip
+
+
+def test_kernel_choices_by_stack() -> None:
+    assert kernel_choices("hf", False, "standard", False) == KernelChoices()
+    assert kernel_choices("hf", True, "standard", True) == KernelChoices("compiled", "compiled")
+    assert kernel_choices("unsloth", False, "forward-grad", False) == KernelChoices(
+        "fused", "fused"
+    )
+    assert kernel_choices("megatron", False, "fp32-inplace", False) == KernelChoices(
+        "fused", "eager", fa3=True
+    ), "Transformer Engine: fused kernels and cuDNN attention"
+
+
+def test_gemm_shares_fall_with_the_smallest_dimension() -> None:
+    """x / (x + 200) of the largest share: the XLA sm_90 table's curve."""
+    a = ThroughputAssumptions()
+    assert a.gemm_at("Hopper", "H100-SXM", 4096) == pytest.approx(0.80 * 4096 / 4296)
+    assert a.gemm_at("Hopper", "H100-SXM", 256) == pytest.approx(0.80 * 256 / 456)
+    assert a.gemm("Hopper", "H100-PCIe") == 0.57, "a power-limited SKU's own share"
+    big = gemm_shapes(LLAMA2_7B, 4096)
+    small = gemm_shapes(LLAMA2_7B, 256)
+    h100 = lookup_gpu("H100-SXM")
+    assert block_gemm_share(small, h100, a) < block_gemm_share(big, h100, a) < 0.80
+    assert sum(w for w, _ in big.block) == pytest.approx(1.0)
 
 
 FLOPS = TokenFlops(

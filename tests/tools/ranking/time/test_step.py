@@ -68,7 +68,13 @@ def test_offload_and_given_utilisation() -> None:
     plain = run_time(WORK, CARD, ONE, Layout(data=1, zero_stage=2), ROUND)
     slow = run_time(WORK, CARD, ONE, Layout(data=1, zero_stage=2, offload=True), ROUND)
     assert plain is not None and slow is not None
-    assert slow.hours == pytest.approx(2 * plain.hours), "offload halves the speed"
+    # the step on the CPU: 1e9 x 30 B at 20 GB/s = 1.5 s, gradients and weights over PCIe
+    # 1e9 x 6 B at 25 GB/s = 0.24 s, instead of 0.06 s on the GPU: 500 steps x 1.68 s more
+    assert slow.hours == pytest.approx(plain.hours + 500 * (1.74 - 0.06) / 3600), "CPU step"
+    fetched = run_time(WORK, CARD, ONE, Layout(data=1, zero_stage=3, offload=True,
+                                               offload_params=True), ROUND)  # fmt: skip
+    # 2 x 2e9 B of weights a micro-step at 25 GB/s = 0.16 s, hidden behind 37 s of compute
+    assert fetched is not None and fetched.hours == pytest.approx(slow.hours)
     given_mfu = ROUND.model_copy(update={"mfu_override": 0.5})
     fixed = run_time(WORK, CARD, ONE, Layout(data=1), given_mfu)
     # 1e6 tokens x 1.3e12 FLOPs / (100e12 x 0.5) = 26,000 s
@@ -81,13 +87,14 @@ def test_offload_and_given_utilisation() -> None:
 
 def test_qlora_dequantization_per_micro_step() -> None:
     # Llama 2 7B without recomputation on an A100 40GB: 2 passes x 6,476,005,376 x 4.5 B
-    # / (1555e9 B/s x 0.5) = 0.074958 s per micro-step (LitGPT measured 0.0792 s)
+    # / (1555e9 B/s x 0.8) = 0.046849 s per micro-step (LitGPT measured 0.0792 s more than its
+    # LoRA run: the kernel's real bandwidth share is not published, see assumptions.py)
     job = EstimateInput(model=LLAMA2_7B, method="qlora", gradient_checkpointing="none")
     work = training_work(job, 1e6, 6_738_415_616, 4_194_304, ThroughputAssumptions())
     assert work.quantized_params == 6_476_005_376, "the blocks' linear layers are NF4"
     a100 = lookup_gpu("A100-40GB-SXM")
     got = dequant_seconds(work, a100, 1, ThroughputAssumptions())
-    assert got == pytest.approx(2 * 6_476_005_376 * 4.5 / (1555e9 * 0.5)), "per micro-step"
+    assert got == pytest.approx(2 * 6_476_005_376 * 4.5 / (1555e9 * 0.8)), "per micro-step"
     assert dequant_seconds(work, a100, 4, ThroughputAssumptions()) == pytest.approx(got / 4)
 
 
