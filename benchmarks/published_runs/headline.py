@@ -1,6 +1,7 @@
 """The estimator and the time model scored as a stranger would: leave one source out.
 
     python -m benchmarks.published_runs.headline [--frozen] [--before] [--json FILE]
+                                                 [--write-band]
 
 Cases: the shared development set and the project's additions from new sources
 (`evidence.py`: dev + tune by default; `--frozen` scores the frozen half alone, which is
@@ -28,7 +29,7 @@ from pathlib import Path
 from benchmarks.published_runs.cases import PublishedCase
 from benchmarks.published_runs.evidence import Origin, Tagged, evidence
 from benchmarks.published_runs.loso import Scored, time_scores, within
-from benchmarks.published_runs.memory import CaseResult, Mode, run_cases
+from benchmarks.published_runs.memory import CaseResult, Mode, run_cases, write_band
 from tools.errors import UnknownNameError
 from tools.gpus import lookup_gpu
 from tools.ranking.time.fitted import FITTED, Fitted, RunTraits
@@ -149,13 +150,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frozen", action="store_true", help="score the frozen half alone")
     parser.add_argument("--before", action="store_true", help="fit the 2026-12-01 constants")
     parser.add_argument("--json", type=Path, help="write every scored row as JSON here")
+    parser.add_argument(
+        "--write-band",
+        action="store_true",
+        help="store the bands shown beside estimates (the dev + tune runs, stack defaults)",
+    )
     args = parser.parse_args(argv)
     origins: tuple[Origin, ...] = ("frozen",) if args.frozen else ("dev", "tune")
     lines, payload = report(origins, args.before)
     print("\n".join(lines))
     if args.json:
         args.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    if args.write_band and not args.frozen:
+        target = write_band(band_rows(), "python -m benchmarks.published_runs.headline --write-band")
+        print(f"wrote {target}", file=sys.stderr)
     return 0
+
+
+def band_rows() -> list[Scored]:
+    """The rows the bands are measured on: dev + tune memory runs, the stack's defaults."""
+    return memory_scores(evidence("memory", ("dev", "tune")), "defaults")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
     python -m benchmarks.published_runs.memory [--file PATH] [--only TEXT] [--json FILE]
 
+(the bands shown beside estimates: `python -m benchmarks.published_runs.headline --write-band`)
+
 Each case of ../shared/calibration/gpu_memory_published.json becomes the job a user would
 describe: its `gpu_advisor_flags` (the `gpu-advisor estimate` command line, parsed by the CLI's
 own parser), the stack it ran on (`cases.stack_of`) and the mechanisms its description names
@@ -38,7 +40,7 @@ from benchmarks.published_runs.cases import (
 )
 from tools.job import JobSpec
 from tools.memory import MemoryEstimate
-from tools.memory.bands.published_band import BAND_FILE, QUANTILE
+from tools.memory.bands.published_band import BAND_FILE, QUANTILE, UNVALIDATED_QUANTILE
 
 MEMORY_FILE = "gpu_memory_published.json"
 GIB = 2**30
@@ -250,9 +252,10 @@ def summaries(results: Sequence[CaseResult]) -> list[Summary]:
     return [s for s in out if s is not None]
 
 
-def band_groups(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
+def band_groups(results: Sequence[Any]) -> list[dict[str, Any]]:
     """Per (stack, method), stack, method and all: the 80th percentile of |ratio - 1| (nearest
-    rank), rounded up to a whole percent, with the case count and the median ratio."""
+    rank), rounded up to a whole percent, with the case count and the median ratio. `results`
+    are rows with `stack`, `method` and `ratio` (None: no measured figure)."""
     measured = [r for r in results if r.ratio is not None]
     keys: set[tuple[str | None, str | None]] = {(None, None)}
     for r in measured:
@@ -263,22 +266,32 @@ def band_groups(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
             r.ratio for r in measured
             if r.ratio is not None and stack in (None, r.stack) and method in (None, r.method)
         ]  # fmt: skip
-        errors = sorted(abs(x - 1) for x in ratios)
-        rank = max(ceil(QUANTILE * len(errors)) - 1, 0)
-        band = ceil(round(errors[rank] * 100, 6)) / 100
-        groups.append({"stack": stack, "method": method, "cases": len(ratios), "band": band,
+        groups.append({"stack": stack, "method": method, "cases": len(ratios),
+                       "band": quantile_band(ratios, QUANTILE),
                        "median_ratio": round(statistics.median(ratios), 4)})  # fmt: skip
     return groups
 
 
-def write_band(results: Sequence[CaseResult], source: Path) -> Path:
+def quantile_band(ratios: Sequence[float], quantile: float) -> float:
+    """The `quantile` of |ratio - 1| (nearest rank), rounded up to a whole percent."""
+    errors = sorted(abs(x - 1) for x in ratios)
+    rank = max(ceil(quantile * len(errors)) - 1, 0)
+    return ceil(round(errors[rank] * 100, 6)) / 100
+
+
+def write_band(results: Sequence[Any], source: str) -> Path:
     """Store the bands with the package (tools/data/memory_published_band.json)."""
     payload = {
         "rule": f"{QUANTILE:.0%} of published measured peaks within the band, estimate vs "
-        "measured like for like (allocated, reserved or device), rounded up to 1%",
-        "source": f"python -m benchmarks.published_runs.memory --write-band ({source.name})",
+        "measured like for like (allocated, reserved or device), the stack's defaults alone, "
+        "rounded up to 1%; a stack with fewer than 4 measured runs is unvalidated and gets "
+        f"the {UNVALIDATED_QUANTILE:.0%} band of all runs",
+        "source": source,
         "date": date.today().isoformat(),
         "groups": band_groups(results),
+        "unvalidated_band": quantile_band(
+            [r.ratio for r in results if r.ratio is not None], UNVALIDATED_QUANTILE
+        ),
     }
     target = ROOT / "tools" / BAND_FILE
     target.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
@@ -343,9 +356,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--file", type=Path, default=shared_calibration() / MEMORY_FILE)
     parser.add_argument("--only", help="cases whose id contains this text")
     parser.add_argument("--json", type=Path, help="write the per-case results as JSON")
-    parser.add_argument(
-        "--write-band", action="store_true", help="store the bands shown beside estimates"
-    )
     args = parser.parse_args(argv)
     if not args.file.is_file():
         print(f"no case file at {args.file}", file=sys.stderr)
@@ -355,8 +365,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = [r.model_dump() for r in results]
         args.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
-    if args.write_band:
-        print(f"wrote {write_band(results, args.file)}", file=sys.stderr)
     return 0
 
 

@@ -339,7 +339,14 @@ def _band(
 ) -> list[str]:
     """On a GPU, the band from published GPU runs; on the CPU, the CPU calibration's."""
     out = []
-    if published is not None and inp.device == "cuda":
+    if published is not None and inp.device == "cuda" and not published.validated:
+        out.append(
+            f"Uncertainty ±{published.band:.0%}: unvalidated for {published.stack}: fewer than "
+            "four of its published GPU runs have been compared with the estimate, so the band "
+            "is the one that 19 in 20 published runs of every stack fell within, like for like "
+            "(benchmarks/published_runs; tools/data/memory_published_band.json)."
+        )
+    elif published is not None and inp.device == "cuda":
         group = "all stacks and methods" if published.label == "all" else published.label
         out.append(
             f"Uncertainty ±{published.band:.0%}: the published GPU runs of {group} were "

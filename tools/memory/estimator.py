@@ -152,6 +152,11 @@ def forget_remembered() -> None:
 def _basis(published: BandGroup | None, band: CalibrationBand | None, device: str) -> str:
     """What the band next to the total was measured on (in words: every figure in an estimate's
     text is a value the answer-grounding check accepts, so the text carries no stray counts)."""
+    if published is not None and device == "cuda" and not published.validated:
+        return (
+            f"unvalidated for {published.stack}: too few of its published GPU runs, so the band "
+            "that 19 in 20 runs of every stack fell within (tools/data/memory_published_band.json)"
+        )
     if published is not None and device == "cuda":
         return (
             f"published GPU runs ({published.label}): four in five within it, like for like "

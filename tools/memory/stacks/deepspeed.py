@@ -2,10 +2,12 @@
 
 Read from deepspeed/runtime/zero/stage_1_and_2.py and stage3.py (0.15) and its config.py:
 - the fp32 gradient partition: before the optimizer step, stage 1/2 flatten the partition's
-  16-bit gradients and convert them to fp32 (`single_grad_partition ... .to(fp32)`, set as the
-  fp32 master's `.grad`); stage 3 does so per sub-group of at most `sub_group_size` = 1e9
-  elements (`_prepare_fp32_grad_for_sub_group`). 4 bytes per trainable parameter on this rank,
-  at the step (DeepSpeed's own estimator counts 18 bytes per sharded parameter, not 16);
+  16-bit gradients (`self.flatten(...)`, a torch.cat copy) and convert the copy to fp32
+  (`single_grad_partition ... .to(fp32)`, set as the fp32 master's `.grad`); stage 3 does so
+  per sub-group of at most `sub_group_size` = 1e9 elements (`_prepare_fp32_grad_for_sub_group`).
+  At that instant the 16-bit gradients, the flat copy and the fp32 partition are alive: 2 + 4
+  bytes per trainable parameter on this rank beyond the gradients (stage_1_and_2.py @02aa38c3;
+  DeepSpeed's own estimator counts 18 bytes per sharded parameter, not 16);
 - the gradient reduce bucket: `reduce_bucket_size` 16-bit elements (`ipg_buffer` in stage 2,
   `__ipg_bucket_flat_buffer` allocated at start-up in stage 3 with contiguous gradients);
 - stage 3 prefetch: up to `stage3_prefetch_bucket_size` parameters gathered ahead of the module
@@ -71,7 +73,10 @@ def zero_extras(
     partition = ceil(trainable / ranks)
     if stage == 3:
         partition = min(partition, SUB_GROUP_SIZE)
-    fp32 = c.FP32 * partition if mixed and not offload else 0
+    # the partition's 16-bit gradients are flattened (a torch.cat copy) and then cast to fp32:
+    # for a moment the gradients, the flat copy and the fp32 partition are all alive
+    # (stage_1_and_2.py step; stage3.py per sub-group)
+    fp32 = (c.FP32 + weight_bytes) * partition if mixed and not offload else 0
     reduce = weight_bytes * bucket if trainable and stage >= 2 else 0
     gathered = 0
     if stage == 3:

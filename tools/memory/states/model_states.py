@@ -353,9 +353,26 @@ def _zero3_gathered(model: ModelArch, cfg: StatesConfig, full: bool) -> tuple[in
     wb = c.weight_bytes(cfg.precision)
     if cfg.sharding == "fsdp":
         unit = ceil(block_params(model) / cfg.tensor_parallel)
-        return 2 * wb * unit, (wb * unit if full else 0)
+        root = ceil(_root_params(model, cfg.stack) / cfg.tensor_parallel)
+        root_gathered = root - ceil(root / cfg.data_parallel)  # beyond its own shard
+        return 2 * wb * unit + wb * root_gathered, (wb * unit if full else 0)
     unit = ceil(largest_module_params(model) / cfg.tensor_parallel)
     return wb * unit, (wb * unit if full else 0)
+
+
+def _root_params(model: ModelArch, stack: str) -> int:
+    """Parameters FSDP keeps unsharded from their forward through the backward: the root unit
+    outside the wrapped blocks. FSDP1 under Accelerate's transformer-layer wrap (the hf stack)
+    does not reshard the root (embeddings, final norm, lm_head) after its forward; torchtitan's
+    FSDP2 groups the final norm and output layer and shards them with reshard_after_forward
+    False (models/llama3/parallelize.py @01db32e9), the embedding on its own; torchtune
+    reshards its root like every layer."""
+    head = model.vocab_size * model.hidden_size
+    if stack == "torchtitan":
+        return head
+    if stack == "hf":
+        return head if model.tied_embeddings else 2 * head
+    return 0  # torchtune shards the root with reshard_after_forward=True (training/_distributed.py)
 
 
 def _dequant_buffer(model: ModelArch, cfg: StatesConfig) -> int:

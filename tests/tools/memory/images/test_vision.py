@@ -50,7 +50,7 @@ def test_zero3_shards_the_vision_side_too() -> None:
     eight = estimate_vlm(qwen, method="full", zero_stage=3, num_gpus=8)
     assert eight.per_gpu.total < one.per_gpu.total / 4
     assert one.per_gpu.total / GIB == pytest.approx(149.53, abs=0.05)  # golden
-    assert eight.per_gpu.total / GIB == pytest.approx(23.31, abs=0.05)  # golden
+    assert eight.per_gpu.total / GIB == pytest.approx(25.26, abs=0.05)  # golden
 
 
 def test_qwen_resolution_sets_the_tokens() -> None:
