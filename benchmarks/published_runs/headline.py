@@ -162,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
     if args.write_band and not args.frozen:
-        target = write_band(band_rows(), "python -m benchmarks.published_runs.headline --write-band")
+        command = "python -m benchmarks.published_runs.headline --write-band"
+        target = write_band(band_rows(), command)
         print(f"wrote {target}", file=sys.stderr)
     return 0
 
