@@ -26,6 +26,7 @@ from benchmarks.published_runs.time_cases import (
     WHOLE_RUN_DAYS,
     ThroughputCase,
     base_params,
+    case_assumptions,
     case_gpu,
     case_job,
     case_shape,
@@ -66,6 +67,7 @@ class Prediction:
 
 def predict(case: ThroughputCase, assumptions: ThroughputAssumptions) -> Prediction:
     """The time model's figure for `case` in the unit the case publishes."""
+    assumptions = case_assumptions(case, assumptions)
     job, gpu = case_job(case), case_gpu(case)
     total, trainable = base_params(job)
     if case.kind == "minutes_per_1k_iterations":

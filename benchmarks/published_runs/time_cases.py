@@ -25,11 +25,14 @@ How a case's stated settings become the tool's (what a user would type, plus the
   fabric's default; a multi-node run that states no fabric is read as InfiniBand at the default
   rate (published multi-node training runs use RDMA fabrics; TCP over Ethernet would be stated
   as the exception it is);
-- FSDP HYBRID_SHARD / HSDP: ZeRO-3 inside each node, replicated across nodes.
+- FSDP HYBRID_SHARD / HSDP: ZeRO-3 inside each node, replicated across nodes;
+- expert and context parallelism as stated (within the data ranks), and a stated interleaved
+  pipeline's virtual stages (`virtual_pipeline`) as the schedule (`case_assumptions`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -44,6 +47,7 @@ from tools.architectures.registry import resolve_model
 from tools.gpus import GPUSpec, lookup_gpu
 from tools.memory import EstimateInput, estimate
 from tools.memory.stacks.profiles import MECHANISMS
+from tools.ranking.time.assumptions import ThroughputAssumptions
 from tools.ranking.time.comm import ClusterShape, Layout
 
 WHOLE_RUN_DAYS = 90.0
@@ -223,7 +227,17 @@ def _stated_gbps(text: str | None, per_node: int) -> float | None:
 
 
 def stated_layout(case: ThroughputCase, gpu_count: int) -> Layout | None:
-    """The layout the case states, or None when it states none."""
+    """The layout the case states, or None when it states none (expert and context
+    parallelism, where stated, within the data ranks)."""
+    found = _stated_layout(case, gpu_count)
+    m = case.measured
+    ep, cp = int(m.get("expert_parallel") or 1), int(m.get("context_parallel") or 1)
+    if found is None or (ep == 1 and cp == 1):
+        return found
+    return dataclasses.replace(found, expert=ep, context=cp)
+
+
+def _stated_layout(case: ThroughputCase, gpu_count: int) -> Layout | None:
     m = case.measured
     tp, pp = int(m.get("tp") or 1), int(m.get("pp") or 1)
     sharding = str(m.get("sharding") or "")
@@ -243,6 +257,17 @@ def stated_layout(case: ThroughputCase, gpu_count: int) -> Layout | None:
         off = case.cpu_offload
         return Layout(data=gpu_count, zero_stage=3, offload=off, offload_params=off)
     return None
+
+
+def case_assumptions(case: ThroughputCase, a: ThroughputAssumptions) -> ThroughputAssumptions:
+    """The time model's assumptions with the schedule the case states: its interleaved
+    pipeline's virtual stages per GPU (Megatron's --num-layers-per-virtual-pipeline-stage)."""
+    virtual = int(case.measured.get("virtual_pipeline") or 1)
+    if virtual <= 1:
+        return a
+    return a.model_copy(
+        update={"pipeline": a.pipeline.model_copy(update={"virtual_stages": virtual})}
+    )
 
 
 def base_params(job: EstimateInput) -> tuple[int, int]:

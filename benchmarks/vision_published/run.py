@@ -1,6 +1,6 @@
 """The image-model memory estimators against published memory figures and statements.
 
-    python -m benchmarks.vision_published.run [--json FILE]
+    python -m benchmarks.vision_published.run [--added | --frozen] [--json FILE]
 
 Each case of cases.json is a published sentence about one setup: it ran on a card of N GB
 ('fits'), it needs more than N GB ('exceeds'), or it used about N GB ('measured'). The setup's
@@ -57,6 +57,16 @@ def evaluate(case: dict[str, Any]) -> dict[str, Any]:
             "ratio": ratio, "agrees": ok}  # fmt: skip
 
 
+def chosen_cases(added: bool = False, frozen: bool = False) -> list[dict[str, Any]]:
+    """The development cases, plus the additions' tune half (`added`), or the frozen half."""
+    from benchmarks.published_runs.evidence import evidence
+
+    if frozen:
+        return [t.raw for t in evidence("vision", ("frozen",))]
+    extra = [t.raw for t in evidence("vision", ("tune",))] if added else []
+    return load_cases() + extra
+
+
 def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     measured = [r for r in results if r["kind"] == "measured"]
     checks = [r for r in results if r["kind"] != "measured"]
@@ -78,8 +88,11 @@ def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write the results here")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--added", action="store_true", help="also the additions' tune half")
+    which.add_argument("--frozen", action="store_true", help="the additions' frozen half alone")
     args = parser.parse_args(argv)
-    results = [evaluate(case) for case in load_cases()]
+    results = [evaluate(case) for case in chosen_cases(args.added, args.frozen)]
     for r in results:
         mark = "ok " if r["agrees"] else "NO "
         print(f"{mark} {r['id']:<42} {r['kind']:<8} stated {r['stated_gib']:>5.1f} GiB"

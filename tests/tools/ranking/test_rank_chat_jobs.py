@@ -57,7 +57,8 @@ def test_figures_only_plan_estimates_rank_as_whole_ones(
     ("method", "constraints", "plans"),
     [
         ("lora", {}, 11),  # 14 before the search started at the fewest nodes
-        ("full", {"spot": "required"}, 24),  # 25 before
+        ("full", {"spot": "required"}, 25),  # 25 before the fewest-nodes start, 24 after it,
+        # 25 again since DeepSpeed's step copy moved one catalog GPU's fit by a node
         ("qlora", {"min_gpus": 2, "max_gpus": 2}, 3),
     ],
 )

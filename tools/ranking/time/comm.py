@@ -23,7 +23,16 @@ What each layout sends, per GPU (P = parameters on this GPU's tensor/pipeline sl
   activations per layer forward and two backward (+2 when the forward is recomputed), over
   NVLink, partly hidden (`tp_overlap`);
 - pipeline parallelism: each micro-step sends its activations forward and their gradients back
-  to the neighbouring stage (point-to-point, exposed).
+  to the neighbouring stage (point-to-point, exposed);
+- expert parallelism (mixture of experts over `expert` ranks): each MoE layer dispatches every
+  token's hidden state to its experts and combines the results, an all-to-all each way in the
+  forward and again in the backward, (ep - 1) / ep of the bytes leaving the GPU; Megatron Core's
+  all-to-all dispatcher runs them on the compute stream, so they are exposed (Lepikhin et al.
+  2020, GShard, section 2.2; megatron/core/transformer/moe/token_dispatcher.py);
+- context parallelism (ring attention over `context` ranks): each attention layer passes its K
+  and V chunk around the ring, cp - 1 hops forward and their gradients back, overlapped with
+  the attention kernels of the chunks already held (Liu et al. 2023, Ring Attention, section
+  3; torchtitan and Transformer Engine overlap the P2P with compute).
 Units: bytes, seconds, bytes per second.
 """
 
@@ -69,6 +78,8 @@ class Layout:
     offload: bool = False  # the optimizer state and its step on the CPU (ZeRO-Offload)
     offload_params: bool = False  # the weights in CPU RAM, fetched per layer (FSDP CPUOffload)
     shard_group: int = 0  # ZeRO-3 ranks that share one copy (hybrid sharding); 0: all of them
+    expert: int = 1  # expert-parallel ranks (within the data ranks) a MoE layer's experts span
+    context: int = 1  # context-parallel ranks (within the data ranks) a sequence is split over
 
     @property
     def gpu_count(self) -> int:
@@ -140,6 +151,9 @@ class Traffic:
     activations: float  # one micro-batch's activations of one layer, b x s x h x 2 B
     layers: int  # layers on this GPU (the pipeline stage's)
     tp_all_reduces: int  # per layer per micro-step
+    moe_dispatch: float = 0.0  # bytes one MoE layer's dispatch sends (tokens x k x h x 2 B)
+    moe_layers: int = 0  # MoE layers on this GPU
+    kv_chunk: float = 0.0  # bytes of one attention layer's local K and V (context parallel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +173,11 @@ def communication(
     links: Links,
     compute_micro_s: float,
     overlap: LinkAssumptions,
+    attention_micro_s: float = 0.0,
 ) -> CommTimes:
     """Per-GPU communication seconds of `layout` (see the module docstring); compute_micro_s is
-    one micro-step's compute, which overlapped traffic hides behind."""
+    one micro-step's compute, which overlapped traffic hides behind (a context-parallel ring
+    hides behind the attention part of it, `attention_micro_s`)."""
     dp, tp, pp = layout.data, layout.tensor, layout.pipeline
     dp_bw = links.group(dp, max(1, min(dp, links.gpus_per_node // tp)))
     lat = links.latency
@@ -200,6 +216,17 @@ def communication(
         tp_s = per_reduce * traffic.tp_all_reduces * traffic.layers
         micro_total += tp_s
         micro_exposed += tp_s * (1.0 - overlap.tp_overlap)
+    ep, cp = layout.expert, layout.context
+    if ep > 1 and traffic.moe_layers:
+        ep_bw = links.group(ep, max(1, min(ep, links.gpus_per_node // tp)))
+        a2a = 4 * ((ep - 1) / ep * traffic.moe_dispatch / ep_bw + (ep - 1) * lat)
+        micro_total += a2a * traffic.moe_layers
+        micro_exposed += a2a * traffic.moe_layers
+    if cp > 1 and traffic.kv_chunk:
+        cp_bw = links.group(cp, max(1, min(cp, links.gpus_per_node // tp)))
+        ring = 3 * (cp - 1) * (traffic.kv_chunk / cp_bw + lat) * traffic.layers
+        micro_total += ring
+        micro_exposed += max(0.0, ring - attention_micro_s)
     if pp > 1:
         # stages are the slowest-varying rank (Megatron's order): neighbours sit tp x dp apart
         spans = links.node_network > 0 and tp * dp >= links.gpus_per_node

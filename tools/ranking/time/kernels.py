@@ -109,15 +109,24 @@ class GemmShapes:
     head_smallest: float = 0.0
 
 
-def gemm_shapes(model: ModelArch, micro_tokens: int) -> GemmShapes:
+def routed_expert_params(model: ModelArch) -> int:
+    """Parameters of the routed experts' linear layers (0 for a dense model)."""
+    if not model.is_moe:
+        return 0
+    names = ROUTED_EXPERT_LINEARS
+    return sum(m.d_in * m.d_out * m.count for m in model.linear_modules() if m.name in names)
+
+
+def gemm_shapes(model: ModelArch, micro_tokens: int, expert_parallel: int = 1) -> GemmShapes:
     """The GEMM shapes of one micro-batch of `micro_tokens` tokens on one GPU (before tensor
     parallelism): each linear's (tokens, d_in, d_out); a routed expert sees its share of the
-    tokens (tokens x experts per token / experts)."""
+    tokens (tokens x experts per token / experts), from every rank of its expert-parallel group
+    (x `expert_parallel`: the GPU holds that many fewer experts, each fed by as many ranks)."""
     weights: list[tuple[float, float]] = []
     for m in model.linear_modules():
         routed = model.is_moe and m.name in ROUTED_EXPERT_LINEARS
         share = model.experts_per_token / model.num_experts if routed else 1.0
-        tokens = micro_tokens * share
+        tokens = micro_tokens * share * (expert_parallel if routed else 1)
         weights.append((m.d_in * m.d_out * m.count * share, min(tokens, m.d_in, m.d_out)))
     total = sum(w for w, _ in weights) or 1.0
     head = min(micro_tokens, model.hidden_size, model.vocab_size)

@@ -37,7 +37,13 @@ from tools.ranking.time.comm import (
     cluster_links,
     communication,
 )
-from tools.ranking.time.kernels import TokenTimes, peak_tflops, token_times
+from tools.ranking.time.kernels import (
+    TokenTimes,
+    gemm_shapes,
+    peak_tflops,
+    routed_expert_params,
+    token_times,
+)
 from tools.ranking.time.work import TrainingWork
 
 SECONDS_PER_HOUR = 3600.0
@@ -85,15 +91,15 @@ def run_time(
     a = assumptions
     if a.mfu_override is not None:
         return _given_mfu(work, gpu, shape, layout, peak, label, a)
-    times = _token_times(work, gpu, a)
+    times = _token_times(work, gpu, a, layout.expert)
     slice_ = layout.tensor * layout.pipeline
     clock = a.overlap_clock.get(gpu.architecture, 1.0) if layout.gpu_count > 1 else 1.0
     per_token = (times.matmul + times.attention) / clock + times.memory
     compute = work.micro_tokens * per_token / slice_
     dequant = dequant_seconds(work, gpu, slice_, a)
-    comm = communication(
-        _traffic(work, layout), layout, cluster_links(gpu, shape, a.links), compute, a.links
-    )
+    attention = work.micro_tokens * times.attention / clock / slice_
+    links = cluster_links(gpu, shape, a.links)
+    comm = communication(_traffic(work, layout), layout, links, compute, a.links, attention)
     m = microbatches_per_step(work, layout, a)
     bubble = (layout.pipeline - 1) / a.pipeline.virtual_stages * (compute + dequant)
     optimizer = _optimizer_seconds(work, gpu, layout, a)
@@ -117,30 +123,44 @@ def run_time(
     )
 
 
-def _token_times(work: TrainingWork, gpu: GPUSpec, a: ThroughputAssumptions) -> TokenTimes:
-    """Per-token kernel times, once per GPU model for a job (every shape of a GPU shares them)."""
-    key = (gpu.id, id(a))
+def _token_times(
+    work: TrainingWork, gpu: GPUSpec, a: ThroughputAssumptions, expert: int = 1
+) -> TokenTimes:
+    """Per-token kernel times, once per GPU model (and expert-parallel degree, which sets the
+    experts' GEMM shapes) for a job: every shape of a GPU shares them."""
+    key = (gpu.id, id(a), expert)
     found = work.token_times.get(key)
     if found is None:
+        shapes = work.shapes if expert == 1 else gemm_shapes(work.model, work.micro_tokens, expert)
         found = work.token_times[key] = token_times(
-            work.flops, work.memory_bytes, gpu, work.precision, a, work.shapes, work.kernels.fa3
+            work.flops, work.memory_bytes, gpu, work.precision, a, shapes, work.kernels.fa3
         )
     return found
 
 
 def _traffic(work: TrainingWork, layout: Layout) -> Traffic:
     slice_ = layout.tensor * layout.pipeline
-    full_width = work.total_params - work.quantized_params
+    m = work.model
+    experts = routed_expert_params(m)
+    local = work.total_params - experts + experts / layout.expert  # EP splits the experts
+    full_width = local - work.quantized_params
     weights = (full_width * WEIGHT_BYTES + work.quantized_params * NF4_BYTES) / slice_
-    layers = -(-(work.model.num_layers + work.model.num_decoder_layers) // layout.pipeline)
+    full = work.trainable_params >= work.total_params
+    trainable = work.trainable_params - (experts - experts / layout.expert if full else 0.0)
+    layers = -(-(m.num_layers + m.num_decoder_layers) // layout.pipeline)
+    moe_layers = -(-(m.num_layers - m.dense_layers) // layout.pipeline) if m.is_moe else 0
     reduces = 6 if work.checkpointing == "full" else 4
+    local_tokens = work.micro_tokens / layout.context
     return Traffic(
         weights=weights,
-        gradients=work.trainable_params / slice_ * 4.0,
-        updated_weights=work.trainable_params / slice_ * WEIGHT_BYTES,
-        activations=work.micro_tokens * work.model.hidden_size * ACTIVATION_BYTES,
+        gradients=trainable / slice_ * 4.0,
+        updated_weights=trainable / slice_ * WEIGHT_BYTES,
+        activations=work.micro_tokens * m.hidden_size * ACTIVATION_BYTES,
         layers=layers,
         tp_all_reduces=reduces,
+        moe_dispatch=work.micro_tokens * m.experts_per_token * m.hidden_size * ACTIVATION_BYTES,
+        moe_layers=moe_layers,
+        kv_chunk=2 * local_tokens * m.kv_dim / layout.tensor * ACTIVATION_BYTES,
     )
 
 

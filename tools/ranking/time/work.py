@@ -39,8 +39,8 @@ class TrainingWork:
     quantized_params: int  # QLoRA's 4-bit frozen base, else 0
     kernels: KernelChoices = field(default_factory=KernelChoices)  # the stack's small kernels
     shapes: GemmShapes = field(default_factory=GemmShapes)  # one micro-batch's GEMM shapes
-    # per-token kernel times by (GPU id, assumptions object): filled by `run_time`
-    token_times: dict[tuple[str, int], TokenTimes] = field(default_factory=dict, compare=False)
+    # per-token kernel times by (GPU id, assumptions object, expert-parallel degree): `run_time`
+    token_times: dict[tuple[str, int, int], TokenTimes] = field(default_factory=dict, compare=False)
 
     @property
     def micro_tokens(self) -> int:

@@ -113,3 +113,27 @@ def test_hybrid_sharding_keeps_zero3_traffic_inside_the_node() -> None:
     across = 2 * (1 / 2 * 1e9 / 8 / 25e9)
     assert hybrid.micro_total == pytest.approx(inside + across)
     assert hybrid.micro_total < 0.6 * full.micro_total, "the weights stay in the node"
+
+
+def test_expert_parallel_all_to_all_is_exposed() -> None:
+    """Each MoE layer: dispatch and combine, forward and backward, (ep - 1) / ep of the
+    dispatched bytes at the group's bandwidth, none hidden."""
+    traffic = Traffic(weights=0.0, gradients=0.0, updated_weights=0.0, activations=0.0,
+                      layers=10, tp_all_reduces=0, moe_dispatch=8e8, moe_layers=10)  # fmt: skip
+    got = communication(traffic, Layout(data=8, expert=8), LINKS, 1.0, FULL_OVERLAP)
+    per_layer = 4 * (7 / 8 * 8e8 / 400e9)
+    assert got.micro_exposed == pytest.approx(10 * per_layer), "exposed"
+    dense = communication(traffic, Layout(data=8), LINKS, 1.0, FULL_OVERLAP)
+    assert dense.micro_total == 0.0, "no expert parallelism, no all-to-all"
+
+
+def test_context_parallel_ring_hides_behind_attention() -> None:
+    """Ring attention: 3 (cp - 1) hops of the local K and V per layer (forward, and K/V with
+    their gradients backward), hidden behind the attention kernels as far as they last."""
+    traffic = Traffic(weights=0.0, gradients=0.0, updated_weights=0.0, activations=0.0,
+                      layers=10, tp_all_reduces=0, kv_chunk=4e8)  # fmt: skip
+    ring = 10 * 3 * 3 * 4e8 / 400e9  # cp 4: 3 hops
+    slow = communication(traffic, Layout(data=8, context=4), LINKS, 1.0, FULL_OVERLAP, 0.0)
+    assert slow.micro_exposed == pytest.approx(ring), "no attention to hide behind"
+    hidden = communication(traffic, Layout(data=8, context=4), LINKS, 1.0, FULL_OVERLAP, 1.0)
+    assert hidden.micro_exposed == 0.0 and hidden.micro_total == pytest.approx(ring)

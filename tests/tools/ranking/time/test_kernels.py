@@ -149,3 +149,16 @@ def test_defaults_cover_every_architecture_in_the_table() -> None:
         assert spec.architecture in a.attention_efficiency, f"{spec.id}: no attention efficiency"
         if spec.fp8_tflops is not None:
             assert spec.architecture in a.fp8_gemm_efficiency, f"{spec.id}: no FP8 efficiency"
+
+
+def test_expert_parallelism_feeds_each_expert_more_tokens() -> None:
+    """A routed expert of Mixtral (8 experts, 2 per token) sees a quarter of the micro-batch's
+    tokens, times the expert-parallel degree: larger GEMMs reach a larger share (the router's
+    8-wide output is its own smallest dimension either way)."""
+    mixtral = resolve_model("mixtral 8x7b")
+    one, eight = gemm_shapes(mixtral, 1024), gemm_shapes(mixtral, 1024, expert_parallel=8)
+    assert sorted({x for _, x in one.block}) == [8, 256, 1024]
+    assert sorted({x for _, x in eight.block}) == [8, 1024, 2048]
+    h100 = lookup_gpu("H100-SXM")
+    a = ThroughputAssumptions()
+    assert block_gemm_share(eight, h100, a) > block_gemm_share(one, h100, a)
