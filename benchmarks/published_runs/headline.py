@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from collections.abc import Callable, Sequence
@@ -54,9 +55,19 @@ BEFORE_FITTED: tuple[Fitted, ...] = (
 )  # fmt: skip
 
 
+# China-market export variants of the same chips (the same architecture, capped links).
+_EXPORT_VARIANTS = {"A800": "A100-80GB-SXM", "H800": "H100-SXM", "H20": "H100-SXM"}
+
+
 def generation_of(gpu: str) -> str:
-    """The GPU's architecture from a case's GPU name ('H100-96GB-HBM2e', 'RTX4090-24GB')."""
-    for name in (gpu, gpu.split("-")[0], "-".join(gpu.split("-")[:2])):
+    """The GPU's architecture from a case's GPU name ('H100-96GB-HBM2e', 'RTX4090-24GB',
+    'H100 (8x, memory variant not stated)', 'A800-80GB')."""
+    first = re.split(r"[\s(]", gpu.strip(), maxsplit=1)[0]
+    chip = first.split("-")[0]
+    names = (gpu, first, chip, "-".join(first.split("-")[:2]), _EXPORT_VARIANTS.get(chip, ""))
+    for name in names:
+        if not name:
+            continue
         try:
             return lookup_gpu(name).architecture
         except UnknownNameError:
