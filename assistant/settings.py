@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from knowledge.config import KnowledgeConfig
 from tools.redaction import env_secrets, url_secrets
@@ -30,9 +32,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GPU_ADVISOR_", extra="ignore")
 
     data_dir: Path = Field(default_factory=_default_data_dir, description="all state goes here")
-    catalog_paths: list[Path] = Field(
+    catalog_paths: Annotated[list[Path], NoDecode] = Field(
         default_factory=list,
-        description="extra instance catalogs (CSV/YAML) merged over the built-in one",
+        description="extra instance catalogs (CSV/YAML) merged over the built-in one: a path, "
+        "paths separated by the OS path separator (':' on Linux), or a JSON list",
     )
     stale_price_days: int = Field(default=120, gt=0, description="prices older than this are stale")
     catalog_refresh_hours: float | None = Field(
@@ -91,6 +94,19 @@ class Settings(BaseSettings):
     mcp: bool = False
     auth_user: str | None = None
     auth_password: SecretStr | None = None
+
+
+    @field_validator("catalog_paths", mode="before")
+    @classmethod
+    def _paths(cls, value: Any) -> Any:
+        """GPU_ADVISOR_CATALOG_PATHS as people write it: one path, several separated by
+        os.pathsep, or a JSON list."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text.startswith("["):
+            return json.loads(text)
+        return [part for part in text.split(os.pathsep) if part.strip()]
 
     def refresh_config(self) -> RefreshConfig:
         """The catalog refresh's URLs from these settings (defaults for the rest)."""

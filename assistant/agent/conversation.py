@@ -50,7 +50,7 @@ from assistant.answers import compose
 from assistant.languages import choose_language, writer_language
 from assistant.settings import Settings
 from tools.catalog.instances import Catalog
-from tools.catalog.store import load_catalog
+from tools.catalog.store import load_catalog_leniently
 from tools.files import write_atomic
 from tools.job import JobSpec
 
@@ -166,6 +166,7 @@ class Assistant:
         catalog: Catalog | None = None,
     ) -> None:
         self.settings = settings
+        self.catalog_refusals: list[str] = []  # catalog files the app could not use, and why
         self.resources = ToolResources(
             (lambda: catalog) if catalog is not None else self._open_catalog,
             (lambda: knowledge) if knowledge is not None else self._open_knowledge,
@@ -177,7 +178,15 @@ class Assistant:
         )
 
     def _open_catalog(self) -> Catalog:
-        return load_catalog(self.settings.data_dir, self.settings.catalog_paths)
+        """The catalog, started with what can be read: a refused extra file or saved import is
+        logged (file, row, what is valid) and kept in `catalog_refusals`; the rest is used."""
+        catalog, refused = load_catalog_leniently(
+            self.settings.data_dir, self.settings.catalog_paths
+        )
+        for line in refused:
+            log.warning("catalog file not used: %s", line)
+        self.catalog_refusals = refused
+        return catalog
 
     def _open_knowledge(self) -> KnowledgeSearch:
         from knowledge.base import KnowledgeBase  # deferred: Chroma and the embedder

@@ -31,6 +31,7 @@ from tools.catalog.files import (
 from tools.catalog.instances import Catalog
 from tools.catalog.merge import Override, import_conflicts, overlay_fresh
 from tools.catalog.skypilot import ImportResult, import_skypilot
+from tools.errors import InvalidInputError
 
 IMPORTED = {"origin": "import", "fetched_at": None}  # what every row of a user's file is
 
@@ -124,12 +125,36 @@ def import_overrides(
     return import_conflicts(catalog, current)
 
 
+def load_catalog_leniently(
+    data_dir: Path | None = None, extra_paths: Sequence[Path] = ()
+) -> tuple[Catalog, list[str]]:
+    """`load_catalog` for a long-running app: a saved import or extra file that cannot be read
+    is left out, and each refusal is one line naming the file and, from its reader, the row
+    and field; every other file is used as `load_catalog` uses it."""
+    catalog = load_catalog(data_dir, (), skip_imports=frozenset(_imports(data_dir)))
+    refused: list[str] = []
+    for path in [*_imports(data_dir), *extra_paths]:
+        try:
+            catalog = catalog.merged(read_catalog_files([path], IMPORTED))
+        except (InvalidInputError, OSError) as exc:
+            refused.append(f"{path}: {exc}")
+    return catalog, refused
+
+
+def _imports(data_dir: Path | None) -> list[Path]:
+    return saved_imports(data_dir) if data_dir is not None else []
+
+
 def load_catalog(
-    data_dir: Path | None = None, extra_paths: Sequence[Path] = (), *, skip_import: str = ""
+    data_dir: Path | None = None,
+    extra_paths: Sequence[Path] = (),
+    *,
+    skip_import: str = "",
+    skip_imports: frozenset[Path] = frozenset(),
 ) -> Catalog:
     """Built-in catalog, refreshed snapshots over it (tools.catalog.merge), then saved imports,
     then `extra_paths`; imports and extra files replace same ids. skip_import: leave out the saved
-    import of that name."""
+    import of that name (skip_imports: those files)."""
     from tools.catalog.refresh.engine import load_refreshed
 
     catalog = builtin_catalog()
@@ -137,6 +162,8 @@ def load_catalog(
     if data_dir is not None:
         for snapshot in load_refreshed(data_dir):
             catalog, _ = overlay_fresh(catalog, snapshot)
-        imports = [p for p in saved_imports(data_dir) if p.stem != skip_import]
+        imports = [
+            p for p in saved_imports(data_dir) if p.stem != skip_import and p not in skip_imports
+        ]
     paths = [*imports, *extra_paths]
     return catalog.merged(read_catalog_files(paths, IMPORTED)) if paths else catalog

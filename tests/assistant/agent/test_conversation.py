@@ -14,6 +14,7 @@ from assistant.answers.compose import compose_too_long
 from assistant.answers.i18n import message as i18n_message
 from assistant.settings import Settings
 from knowledge.retrieval import Passage
+from tests.fakes.app import TinyKnowledge, make_settings
 from tools.catalog import builtin_catalog
 from tools.catalog.instances import Catalog
 from tools.memory import MemoryEstimate
@@ -194,3 +195,30 @@ def test_an_image_model_job_gets_its_estimate_and_its_ranking(
         "one GPU: the ranking's need is the estimate's"
     )
     assert result.grounded and result.language == lang
+
+
+def test_a_bad_catalog_file_leaves_the_rest_and_says_which_row(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A refused file in GPU_ADVISOR_CATALOG_PATHS no longer stops the app (issue 26, defect
+    5): the built-in catalog and the good file are used, the log names the file and row."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "provider: aws\ndefaults: {source: t, as_of: 2026-11-01, interconnect: pcie}\n"
+        "instances:\n  - {instance_type: a, gpu: L4, gpu_count: 1, price_per_hour: -1}\n"
+    )
+    good = tmp_path / "good.yaml"
+    good.write_text(
+        "provider: aws\ndefaults: {source: t, as_of: 2026-11-01, interconnect: pcie}\n"
+        "instances:\n  - {instance_type: mine, gpu: L4, gpu_count: 1, price_per_hour: 0.5}\n"
+    )
+    settings = make_settings(tmp_path / "data").model_copy(update={"catalog_paths": [bad, good]})
+    assistant = Assistant(settings, knowledge=TinyKnowledge())
+    with caplog.at_level("WARNING", logger="assistant"):
+        catalog = assistant.resources.catalog()
+    assert catalog.get("aws/mine").price_per_hour == 0.5, "the good file is used"
+    assert len(list(catalog)) > 100, "and the built-in catalog"
+    assert len(assistant.catalog_refusals) == 1
+    refusal = assistant.catalog_refusals[0]
+    assert refusal.startswith(f"{bad}: ") and "bad.yaml row 1: field price_per_hour" in refusal
+    assert any("catalog file not used" in r.message for r in caplog.records)
