@@ -38,11 +38,12 @@ class Settings(BaseSettings):
         "paths separated by the OS path separator (':' on Linux), or a JSON list",
     )
     stale_price_days: int = Field(default=120, gt=0, description="prices older than this are stale")
-    catalog_refresh_hours: float | None = Field(
-        default=None,
-        gt=0,
-        description="refresh provider prices in the background when older than this many hours;"
-        " None (default) = only when asked (`catalog refresh`)",
+    catalog_refresh_hours: float = Field(
+        default=24.0,
+        ge=0,
+        description="the app refreshes provider prices in the background, at start and then"
+        " hourly, when they are older than this many hours (bounded downloads, the last good"
+        " copy kept); 0 = only when asked (`catalog refresh`)",
     )
     gpuhunt_catalog_url: str | None = Field(
         default=None,

@@ -19,6 +19,8 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "ORT_DISABLE_TELEMETRY": "1",
         "GRADIO_ANALYTICS_ENABLED": "False",
         "ANONYMIZED_TELEMETRY": "False",
+        # the app's background price refresh is on by default; tests serve their own prices
+        "GPU_ADVISOR_CATALOG_REFRESH_HOURS": "0",
     }.items():
         monkeypatch.setenv(var, value)
 

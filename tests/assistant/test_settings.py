@@ -32,3 +32,17 @@ def test_broken_json_is_an_error_naming_the_setting(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("GPU_ADVISOR_CATALOG_PATHS", '["/a.csv"')
     with pytest.raises(ValidationError, match="catalog_paths"):
         Settings()
+
+
+def test_the_background_refresh_is_on_by_default_and_0_turns_it_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Prices were 222 days old by default (issue 26, defect 7): the app now refreshes prices
+    older than a day; 0 is the way to stay on the shipped and imported prices only."""
+    monkeypatch.delenv("GPU_ADVISOR_CATALOG_REFRESH_HOURS", raising=False)
+    assert Settings().catalog_refresh_hours == 24.0
+    monkeypatch.setenv("GPU_ADVISOR_CATALOG_REFRESH_HOURS", "0")
+    assert Settings().catalog_refresh_hours == 0.0
+    monkeypatch.setenv("GPU_ADVISOR_CATALOG_REFRESH_HOURS", "-1")
+    with pytest.raises(ValidationError, match="catalog_refresh_hours"):
+        Settings()

@@ -274,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # Once the page is served: the first screen needs neither the knowledge base nor a turn's
     # lexicons, and on two cores opening them before would only delay the page.
     threading.Thread(target=start_up, args=(assistant,), name="warm-up", daemon=True).start()
-    if settings.catalog_refresh_hours is not None:
+    if settings.catalog_refresh_hours > 0:  # on by default; 0 turns it off
         BackgroundRefresh(
             settings.data_dir, settings.refresh_config(), settings.catalog_refresh_hours,
             on_updated=assistant.resources.reload_catalog,
