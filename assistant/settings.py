@@ -96,7 +96,6 @@ class Settings(BaseSettings):
     auth_user: str | None = None
     auth_password: SecretStr | None = None
 
-
     @field_validator("catalog_paths", mode="before")
     @classmethod
     def _paths(cls, value: Any) -> Any:

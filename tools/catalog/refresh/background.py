@@ -6,7 +6,8 @@ are downloaded, each with the engine's timeouts, retries and last-good-copy rule
 which a provider's prices changed, `on_updated()` is called so the app loads the catalog again
 (rankings already running keep the catalog they started with). A run that fails as a whole
 (another refresh holds the data folder, an unexpected error) is logged in one line and tried
-again at the next check; it never stops the app. It runs unless the setting is 0 (24 hours by default).
+again at the next check; it never stops the app. It runs unless the setting is 0 (24 hours by
+default).
 """
 
 from __future__ import annotations
