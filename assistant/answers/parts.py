@@ -10,6 +10,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field, computed_field
 
 from assistant.answers import i18n
+from assistant.answers.literal import as_text
 from assistant.grounding.figures import shown_figures
 from assistant.languages import resolve_lang
 from tools.languages import Language
@@ -129,11 +130,12 @@ class Text:
         return i18n.format_date(day, self.lang)
 
     def model(self, name: str, model_id: str = "") -> str:
-        """A model's name; one estimated from a bare count ('estimated-8B') in words of the
-        language ('~8B parameters, dimensions estimated')."""
+        """A model's name, shown as text (a name from an uploaded file may hold markup); one
+        estimated from a bare count ('estimated-8B') in words of the language ('~8B
+        parameters, dimensions estimated')."""
         if model_id.startswith(ESTIMATED_PREFIX):
             return self.msg("model.estimated", size=model_id[len(ESTIMATED_PREFIX) :])
-        return name
+        return as_text(name)
 
     def language(self, code: str) -> str:
         return i18n.language_name(code, self.lang)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assistant.agent.events import ToolEnd
 from assistant.agent.toolbox import ARTIFACT_ROWS
 from assistant.answers.job import notices_section
+from assistant.answers.literal import as_text
 from assistant.answers.parts import Text
 from assistant.web import cells
 from assistant.web.charts.cost import cost_caption, cost_chart, cost_points
@@ -100,7 +101,11 @@ class PanelView(BaseModel):
 
 
 def _note_text(note: PanelNote, lang: str) -> str:
-    values = {k: cells.count(v, lang) if isinstance(v, int) else v for k, v in note.values.items()}
+    """A note in `lang`; its values (names, messages from a file or a tool) shown as text."""
+    values = {
+        k: cells.count(v, lang) if isinstance(v, int) else as_text(str(v))
+        for k, v in note.values.items()
+    }
     return ui_format(lang, note.key, **values) if values else ui_text(lang, note.key)
 
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import gradio as gr
 
+from assistant.answers.literal import as_html_text
 from assistant.web.tables import Table
 from assistant.web.ui_strings import i18n_tables, ui_format, ui_text
 from tools.errors import AdvisorError
@@ -110,13 +111,15 @@ def answer_choices() -> list[tuple[Any, str]]:
 
 
 def warn(lang: str, text: str) -> None:
-    """A warning toast (its title is written in the page's language by `style.CSS`)."""
-    gr.Warning(text, title=ui_text(lang, "toast_warning"))
+    """A warning toast (its title is written in the page's language by `style.CSS`); the text,
+    which may quote a file or a message, is shown as text."""
+    gr.Warning(as_html_text(text), title=ui_text(lang, "toast_warning"))
 
 
 def inform(lang: str, text: str) -> None:
-    """An information toast (its title is written in the page's language by `style.CSS`)."""
-    gr.Info(text, title=ui_text(lang, "toast_info"))
+    """An information toast (its title is written in the page's language by `style.CSS`); the
+    text is shown as text."""
+    gr.Info(as_html_text(text), title=ui_text(lang, "toast_info"))
 
 
 def guarded(outputs: int, lang_of: Callable[..., str]) -> Callable[[F], F]:

@@ -107,7 +107,7 @@ def test_a_config_with_absurd_dimensions_is_refused_and_the_chat_answers_on(
     huge = {**LLAMA_8B_CONFIG, "num_hidden_layers": 10**21}
     outputs, said = _warnings(lambda: ui.upload(web, _file(tmp_path, huge)))
     assert list(outputs) == [SKIP] * JOB_OUTPUTS
-    assert len(said) == 1 and "num_hidden_layers = 1000000000000000000000 > 10,000" in said[0]
+    assert len(said) == 1 and "num_hidden_layers = 1000000000000000000000 &gt; 10,000" in said[0]
     for message in ("QLoRA on Llama 3.1 8B, 100M tokens", "what about full fine-tuning?"):
         _turn(ui, message, web)
         answer = web.chat[-1]["content"]
