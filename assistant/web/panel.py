@@ -121,20 +121,31 @@ def _notes_markdown(data: PanelData, lang: str) -> str:
 
 
 def panel_from_events(events: Iterable[object], previous: PanelData) -> PanelData:
-    """The panel after a turn: the turn's estimate and ranking where it made them, else the
-    previous ones (a guidance question leaves the panel as it was)."""
+    """The panel after a turn: the turn's estimate and the job's own ranking where it made them,
+    else the previous ones (a guidance question leaves the panel as it was). A ranking narrowed
+    to the GPUs or provider a question names (why not an H100? an A100 or an H100?) answers that
+    question; the panel, like the chat's first choice, stays on the job's whole ranking."""
     found_estimate: MemoryEstimate | None = None
     found_ranking: RankResult | None = None
+    narrowed = False
     for event in events:
         if isinstance(event, ToolEnd) and event.status == "success":
             if isinstance(event.artifact, MemoryEstimate):
                 found_estimate = event.artifact
-            elif isinstance(event.artifact, RankResult):
+            elif isinstance(event.artifact, RankResult) and _narrowed(event.args):
+                narrowed = True
+            elif isinstance(event.artifact, RankResult) and found_ranking is None:
                 found_ranking = event.artifact
-    if found_estimate is None and found_ranking is None:
-        return previous
+    if found_ranking is None and (narrowed or found_estimate is None):
+        return previous  # a comparison's sides only, or no tool at all: the job is as it was
     options = list(found_ranking.ranked) if found_ranking is not None else []
     return PanelData(estimate=found_estimate, ranking=found_ranking, options=options)
+
+
+def _narrowed(args: Mapping[str, Any]) -> bool:
+    """A ranking asked for one best option among named GPUs or providers (the side of a
+    comparison or a why-not: assistant/agent/routes.py), not the job's whole ranking."""
+    return args.get("top") == 1 and bool(args.get("gpus") or args.get("providers"))
 
 
 def _rank_all(state: JobSpec, catalog: Catalog) -> tuple[ResolvedJob, RankResult]:

@@ -155,3 +155,21 @@ def test_an_empty_panel_invites_the_user_in_their_language() -> None:
     assert view.cost_chart is None and view.ranked_count == ""
     assert view.notes_markdown.startswith("- Describe un trabajo en el chat")
     assert view.ranked.rows == [] and view.ranked.headers[1] == "Instancia"
+
+
+def test_a_why_not_or_compare_turn_keeps_the_jobs_whole_ranking() -> None:
+    """After "why not an H100?" the panel showed only the H100 rows and ringed an H100 as the
+    first choice while the chat's first choice was an A100 (issue 26, defect 3): the panel
+    takes the job's whole ranking, never a side narrowed to the GPUs a question names."""
+    previous = PanelData(estimate=make_estimate(), ranking=make_ranking([make_option()]))
+    whole = make_ranking([make_option(instance_type="a100-8x"), make_option()])
+    side = make_ranking([make_option(instance_type="h100-1x")])
+
+    def end(artifact: object, args: dict[str, object]) -> ToolEnd:
+        return _end("rank_instances", artifact).model_copy(update={"args": args})
+
+    why_not = [end(whole, {"model": "m"}), end(side, {"model": "m", "gpus": ["H100"], "top": 1})]
+    after = panel_from_events(why_not, previous)
+    assert after.ranking is whole and after.options == whole.ranked, "the job's whole ranking"
+    compare = [end(side, {"model": "m", "gpus": ["H100"], "top": 1})]
+    assert panel_from_events(compare, previous) is previous, "sides only: the panel stays"
