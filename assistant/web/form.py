@@ -11,6 +11,7 @@ conversation set. Money keeps its currency: the form shows it and never converts
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Mapping
 from typing import Any, Literal, Union, get_args, get_origin
@@ -22,7 +23,7 @@ from assistant.answers.parts import Text
 from assistant.web.ui_strings import ui_format
 from tools.advice import resolve_job
 from tools.catalog.instances import Catalog
-from tools.errors import AdvisorError
+from tools.errors import AdvisorError, InvalidInputError
 from tools.job import FieldName, JobSpec, JobUpdate, Money, apply_update
 
 __all__ = [
@@ -119,10 +120,30 @@ def values_from_widgets(raw: Mapping[str, Any], currency: str | None) -> FormVal
         if _open(value):
             values[widget.field] = None
             continue
-        if widget.kind == "count" and isinstance(value, int | float | str):
-            value = round(float(value))
-        values[widget.field] = value.strip() if isinstance(value, str) else value
+        values[widget.field] = _widget_value(widget, value)
+    if currency is not None and not isinstance(currency, str):
+        raise InvalidInputError("currency", currency, "one of " + ", ".join(CURRENCIES))
     return FormValues(values=values, currency=(currency or "USD").strip().upper())
+
+
+def _widget_value(widget: FormWidget, value: Any) -> Any:
+    """One widget's raw value as the form's: text trimmed, numbers finite (counts rounded); a
+    value of the wrong kind is refused naming the field (an API client can send anything)."""
+    if widget.kind in ("model", "choice"):
+        if not isinstance(value, str):
+            raise InvalidInputError(widget.field, value, "text")
+        return value.strip()
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise InvalidInputError(widget.field, value, "a number")
+    try:
+        number = float(value)
+    except ValueError:
+        raise InvalidInputError(widget.field, value, "a number") from None
+    if not math.isfinite(number):
+        raise InvalidInputError(widget.field, value, "a finite number")
+    if widget.kind == "count":
+        return round(number)
+    return value.strip() if isinstance(value, str) else value
 
 
 def form_values(spec: JobSpec) -> FormValues:

@@ -188,3 +188,25 @@ def test_an_uploaded_model_stays_while_the_form_shows_its_name() -> None:
     assert spec_from_form(shown, state).model == arch, "the architecture itself is kept"
     renamed = FormValues(values={**shown.values, "model": "llama 3.1 70b"}, currency="USD")
     assert spec_from_form(renamed, state).model == "llama 3.1 70b", "a typed name replaces it"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "valid"),
+    [
+        ("num_gpus", float("inf"), "a finite number"),
+        ("seq_len", float("nan"), "a finite number"),
+        ("tokens", [1, 2], "a number"),
+        ("micro_batch_size", True, "a number"),
+        ("method", 3, "text"),
+    ],
+)
+def test_a_widget_value_of_the_wrong_kind_is_refused_naming_the_field(
+    field: str, value: object, valid: str
+) -> None:
+    """The fuzz test found an infinite GPU count and a numeric currency crashing the form
+    handler; each is now a refusal that names the field."""
+    with pytest.raises(InvalidInputError) as caught:
+        values_from_widgets({field: value}, "USD")
+    assert (caught.value.field, caught.value.valid) == (field, valid)
+    with pytest.raises(InvalidInputError, match="currency: got -1"):
+        values_from_widgets({}, -1)  # type: ignore[arg-type]
