@@ -100,9 +100,15 @@ def tool_call(page: Any, name: str) -> str:
     """The last call of tool `name` in the chat, unfolded: its inputs (JSON) and result line."""
     title = page.get_by_text(name, exact=True)
     message = page.locator("#chat [data-testid=bot]").filter(has=title).last
-    message.get_by_text(name, exact=True).click()
-    page.wait_for_timeout(300)
-    return str(message.inner_text())
+    text = ""
+    for _ in range(3):  # a click while the message still renders can leave it folded
+        message.get_by_text(name, exact=True).click()
+        for _ in range(20):
+            page.wait_for_timeout(150)
+            text = str(message.inner_text())
+            if "{" in text:
+                return text
+    return text
 
 
 def choose(page: Any, selector: str, option: str) -> None:
