@@ -1,7 +1,9 @@
 """The panel's cost-against-time chart: every option that fits, total cost against run hours.
 
 Each point is one ranked row (an instance at a pricing, with its plan): x its expected hours, y its
-expected total in USD, coloured by GPU, a triangle when the row is priced on spot. The first
+expected total in USD, filled by GPU type (the first `len(PALETTE) - 1` types by rank each with its
+own colour, any others grey as one legend entry: a colour reused for two GPUs would read as one), a
+triangle when the row is priced on spot. The first
 choice is ringed and labelled; the Pareto front (the options that nothing else beats on both cost
 and time) is joined by a line. Hovering a point shows its row, with the figures written as the
 table writes them. `cost_points` and `pareto_front` are plain data; `cost_chart` draws them with
@@ -14,6 +16,15 @@ it and adds its points and its GPU types. Building and validating the whole char
 points took about 25 ms of CPU a turn, most of it Altair copying the points between layers and
 the schema check walking each of them; keyed by the GPU set too, nearly every new job missed
 the cache and paid about 3 ms for Altair again.
+
+Gradio's plot component themes a chart marked 'line' (the kind it fits to its container's width):
+it replaces the whole `config`, and the range of every layer's `color` scale by its own shorter
+cycle of colours. The points are therefore coloured through the `fill` channel, which it leaves
+alone, and what the chart needs of its layout (the width it fits, the legends' places) is set on
+the chart and its encodings, not in `config`. On a phone the GPU and pricing legends side by
+side below the plot were wider than the screen, and above the plot the component's title covers
+a legend: the GPU legend is the only one, below the plot in two columns of bounded labels, and the
+caption under the chart says that a triangle is a spot price.
 """
 
 from __future__ import annotations
@@ -38,8 +49,11 @@ LOG_RATIO = 30.0  # an axis spanning more than this factor is drawn on a log sca
 HEIGHT = 320
 FIRST_COLOR = "#d62728"
 LEGEND_COLUMNS = 2
+LEGEND_LABEL_PX = 110  # longest GPU name shown whole in the legend (two columns fit 300 px)
+LABEL_GAP_PX = 6  # the least space between two axis labels (log axes crowd their tick labels)
+OTHER_COLOR = "#9e9e9e"
 CACHED_CHARTS = 64  # chart specifications kept without their data (a few kB each)
-# Tableau 20: distinct colours for up to 20 GPU types (more repeat).
+# Tableau 20: a colour each for up to 20 GPU types (past 20, see `coloured_gpus`).
 PALETTE = [
     "#4e79a7",
     "#f28e2b",
@@ -70,6 +84,7 @@ class CostPoint(BaseModel):
     rank: int
     instance: str
     gpu: str
+    gpu_group: str = Field(description="the GPU, or the 'other GPU types' label: its colour")
     gpus: str = Field(description="'8 × H100-SXM'")
     setup: str = Field(description="plan and pricing in the interface language")
     pricing: str = Field(description="'on-demand' or 'spot'")
@@ -95,15 +110,28 @@ def pareto_front(options: Sequence[RankedOption]) -> set[int]:
     return front
 
 
+def coloured_gpus(options: Sequence[RankedOption]) -> list[str]:
+    """The GPU types that get a colour of their own: the first `len(PALETTE) - 1` by their best
+    rank, in that order (the last colour of the palette is never used, so none repeats)."""
+    named: list[str] = []
+    for option in sorted(options, key=lambda o: o.rank):
+        if option.gpu not in named:
+            named.append(option.gpu)
+    return named if len(named) <= len(PALETTE) else named[: len(PALETTE) - 1]
+
+
 def cost_points(options: Sequence[RankedOption], lang: str) -> list[CostPoint]:
     """Every option as a point, best first; the first option is the first choice."""
     front = pareto_front(options)
     first = options[0].rank if options else None
+    named = set(coloured_gpus(options))
+    other = ui_text(lang, "legend_other_gpus")
     return [
         CostPoint(
             rank=o.rank,
             instance=o.instance_id,
             gpu=o.gpu,
+            gpu_group=o.gpu if o.gpu in named else other,
             gpus=gpus_text(o),
             setup=setup_text(o, lang),
             pricing=o.pricing,
@@ -150,11 +178,13 @@ def cost_chart(points: Sequence[CostPoint], lang: str) -> dict[str, Any]:
     x_scale = _scale([p.hours for p in points] or [1.0])
     y_scale = _scale([p.total for p in points] or [1.0])
     spec: dict[str, Any] = json.loads(_spec_without_data(lang, x_scale, y_scale))
-    gpus = sorted({p.gpu for p in points})
+    named = sorted({p.gpu_group for p in points if p.gpu_group == p.gpu})
+    others = sorted({p.gpu_group for p in points if p.gpu_group != p.gpu})
     for layer in spec["layer"]:
-        color = layer.get("encoding", {}).get("color")
-        if color is not None:  # a list of names: what the schema asks of a domain
-            color["scale"]["domain"] = gpus
+        fill = layer.get("encoding", {}).get("fill")
+        if fill is not None:  # a list of names: what the schema asks of a domain
+            fill["scale"]["domain"] = named + others
+            fill["scale"]["range"] = PALETTE[: len(named)] + [OTHER_COLOR] * len(others)
     spec["data"] = {"values": [p.model_dump() for p in points]}
     return spec
 
@@ -172,13 +202,13 @@ def _spec_without_data(
     x = alt.X(
         "hours:Q",
         title=ui_text(lang, "axis_hours"),
-        axis=alt.Axis(labelExpr=labels, labelOverlap="greedy"),
+        axis=alt.Axis(labelExpr=labels, labelOverlap="greedy", labelSeparation=LABEL_GAP_PX),
         scale=alt.Scale(**dict(x_scale)),
     )
     y = alt.Y(
         "total:Q",
         title=ui_text(lang, "axis_total"),
-        axis=alt.Axis(labelExpr=labels, labelOverlap="greedy"),
+        axis=alt.Axis(labelExpr=labels, labelOverlap="greedy", labelSeparation=LABEL_GAP_PX),
         scale=alt.Scale(**dict(y_scale)),
     )
     tooltip = [
@@ -195,17 +225,17 @@ def _spec_without_data(
         "pricing_label:N",
         title=ui_text(lang, "legend_pricing"),
         scale=alt.Scale(domain=[on_demand, spot], range=["circle", "triangle-up"]),
-        legend=alt.Legend(orient="bottom"),
+        legend=None,  # the caption under the chart says what a triangle is
     )
-    color = alt.Color(
-        "gpu:N",
+    fill = alt.Fill(
+        "gpu_group:N",
         title=ui_text(lang, "legend_gpu"),
         scale=alt.Scale(domain=[], range=PALETTE),
-        legend=alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, labelLimit=130),
+        legend=alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, labelLimit=LEGEND_LABEL_PX),
     )
     base = alt.Chart(alt.Data(values=[]))
     dots = base.mark_point(filled=True, size=70, opacity=0.85, strokeWidth=0).encode(
-        x=x, y=y, color=color, shape=shape, tooltip=tooltip
+        x=x, y=y, fill=fill, shape=shape, tooltip=tooltip
     )
     front = (
         base.transform_filter("datum.pareto")

@@ -7,6 +7,8 @@ from typing import Any
 
 from assistant.web.charts.cost import (
     HEIGHT,
+    OTHER_COLOR,
+    PALETTE,
     axis_labels,
     cost_caption,
     cost_chart,
@@ -61,7 +63,8 @@ def test_the_chart_layers_front_points_and_the_ringed_first_choice() -> None:
     spec = cost_chart(cost_points(_options(), "fr"), "fr")
     front, dots, ring, label = spec["layer"]
     assert front["mark"]["type"] == "line" and front["transform"] == [{"filter": "datum.pareto"}]
-    assert dots["encoding"]["color"]["field"] == "gpu"
+    assert dots["encoding"]["fill"]["field"] == "gpu_group"
+    assert all("color" not in layer["encoding"] for layer in spec["layer"]), "Gradio recolours it"
     assert dots["encoding"]["shape"]["field"] == "pricing_label"
     assert dots["encoding"]["shape"]["scale"] == {
         "domain": ["à la demande", "spot"],
@@ -109,7 +112,7 @@ def test_a_chart_is_valid_vega_lite_with_its_own_points_only() -> None:
     assert again == few, "the cached template is copied, never changed"
     assert all("data" not in layer for layer in many["layer"])
     alt.LayerChart.from_dict(many, validate=True)  # raises on an invalid spec
-    assert many["layer"][1]["encoding"]["color"]["scale"]["domain"] == [
+    assert many["layer"][1]["encoding"]["fill"]["scale"]["domain"] == [
         "B200",
         "H100-SXM",
         "L4",
@@ -128,10 +131,10 @@ def test_jobs_with_other_gpu_types_share_one_checked_template() -> None:
     second = cost_chart(cost_points(options[3:5], "nl"), "nl")  # B200 alone
     info = _spec_without_data.cache_info()
     assert (info.misses, info.hits) == (1, 1)
-    assert first["layer"][1]["encoding"]["color"]["scale"]["domain"] == ["H100-SXM", "MI300X"]
-    assert second["layer"][1]["encoding"]["color"]["scale"]["domain"] == ["B200"]
-    assert first["layer"][1]["encoding"]["color"]["scale"]["range"][:2] == ["#4e79a7", "#f28e2b"]
-    assert all("color" not in layer["encoding"] for i, layer in enumerate(first["layer"]) if i != 1)
+    assert first["layer"][1]["encoding"]["fill"]["scale"]["domain"] == ["H100-SXM", "MI300X"]
+    assert second["layer"][1]["encoding"]["fill"]["scale"]["domain"] == ["B200"]
+    assert first["layer"][1]["encoding"]["fill"]["scale"]["range"] == ["#4e79a7", "#f28e2b"]
+    assert all("fill" not in layer["encoding"] for i, layer in enumerate(first["layer"]) if i != 1)
 
 
 def test_the_points_sit_where_altair_puts_a_charts_data() -> None:
@@ -154,4 +157,25 @@ def test_the_plot_keeps_its_height_and_the_legends_go_below_it() -> None:
     assert spec["height"] == HEIGHT
     assert spec["autosize"] == {"type": "fit-x", "contains": "padding"}
     dots = spec["layer"][1]["encoding"]
-    assert dots["color"]["legend"]["orient"] == dots["shape"]["legend"]["orient"] == "bottom"
+    assert dots["fill"]["legend"]["orient"] == "bottom" and dots["fill"]["legend"]["columns"] == 2
+    assert dots["shape"]["legend"] is None, "beside the GPU legend it was wider than a phone"
+    assert "triangles: spot prices" in cost_caption(cost_points(_options(), "en"), "en")
+
+
+def test_no_two_gpu_types_share_a_colour() -> None:
+    """Past the palette's 20 colours, the best-ranked 19 GPU types keep one each and the rest
+    are grey under one 'other GPU types' entry; a repeated colour would read as one GPU."""
+    options = [
+        make_option(rank, instance_id=f"p/{rank}", gpu=f"G{rank:02d}", hours=rank, total_cost=9)
+        for rank in range(1, 26)
+    ]
+    options.append(make_option(26, instance_id="p/26", gpu="G03", hours=30.0, total_cost=9.0))
+    spec = cost_chart(cost_points(options, "fr"), "fr")
+    scale = spec["layer"][1]["encoding"]["fill"]["scale"]
+    assert scale["domain"] == [f"G{n:02d}" for n in range(1, 20)] + ["autres types de GPU"]
+    assert scale["range"] == [*PALETTE[:19], OTHER_COLOR]
+    assert len(set(scale["range"])) == len(scale["range"]), "each colour names one entry"
+    groups = {p["instance"]: p["gpu_group"] for p in spec["data"]["values"]}
+    assert groups["p/26"] == "G03" and groups["p/20"] == groups["p/25"] == "autres types de GPU"
+    few = cost_points(options[:20], "en")
+    assert [p.gpu_group for p in few] == [p.gpu for p in few], "20 types: a colour each"
