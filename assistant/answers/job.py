@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from assistant.answers.literal import as_text
 from assistant.answers.parts import Text
 from tools.advice import Assumed, JobNotice, ResolvedJob
 from tools.gpus import lookup_gpu
@@ -361,8 +362,8 @@ def field_value(t: Text, name: str, value: object) -> str:
             return t.count(value)
         return t.number(value)
     if isinstance(value, list):
-        return t.listing([str(v) for v in value])
-    return str(value)
+        return t.listing([as_text(str(v)) for v in value])
+    return as_text(str(value))  # names a user wrote (providers, regions, GPUs): shown as text
 
 
 def notices_section(t: Text, notices: Sequence[JobNotice], state: JobSpec | None) -> str:
@@ -376,7 +377,11 @@ def _notice(t: Text, notice: JobNotice, state: JobSpec | None) -> str:
     if notice.kind == "currency_converted" and notice.usd is not None and notice.rate:
         money = getattr(state, notice.field, None) if state is not None else None
         currency = money.currency if isinstance(money, Money) else notice.value.rsplit(" ", 1)[-1]
-        shown = t.money(money.amount, money.currency) if isinstance(money, Money) else notice.value
+        shown = (
+            t.money(money.amount, money.currency)
+            if isinstance(money, Money)
+            else as_text(notice.value)
+        )
         return t.msg(
             "money.converted", field=field, money=shown, usd=t.money(notice.usd),
             rate=t.number(notice.rate, 4), currency=currency,
@@ -387,9 +392,9 @@ def _notice(t: Text, notice: JobNotice, state: JobSpec | None) -> str:
         if isinstance(money, Money):
             shown, currency = t.money(money.amount, money.currency), str(money.currency)
         else:
-            shown, currency = notice.value, notice.value.rsplit(" ", 1)[-1]
+            shown, currency = as_text(notice.value), notice.value.rsplit(" ", 1)[-1]
         return t.msg("notice.currency_not_applied", field=field, currency=currency, money=shown)
-    return t.msg(f"notice.{notice.kind}", field=field, value=notice.value)
+    return t.msg(f"notice.{notice.kind}", field=field, value=as_text(notice.value))
 
 
 def plan_input(plan: ResolvedJob | None) -> EstimateInput | None:

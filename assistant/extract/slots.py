@@ -28,7 +28,7 @@ from assistant.extract.vision_slots import read_vision
 from tools.architectures.param_guess import MAX_PARAMS, MIN_PARAMS
 from tools.catalog.providers import known_providers
 from tools.gpus import lookup_gpu
-from tools.job import FieldName, JobUpdate, Money
+from tools.job import FieldName, JobUpdate
 from tools.job.limits import MAX_BATCH, MAX_SEQ_LEN
 
 MAX_CHARS = 20_000  # longer messages are read up to here (the assistant refuses > 4000 anyway)
@@ -192,13 +192,15 @@ def _read_money(doc: Doc, p: Patterns, slots: Slots) -> None:
         begin = amount.begin if opened is None else opened
         opened = None
         if money_is_limit(p, doc.text, begin, amount.end):
-            slots["max_price_per_hour" if amount.hourly else "budget"] = amount.money
+            slot = "max_price_per_hour" if amount.hourly else "budget"
+            slots[slot] = amount.money
+            doc.written[slot] = doc.text[amount.begin : amount.end].strip()
     for amount in amounts:
         doc.mask(amount.start, amount.end)
 
 
 class _Amount(NamedTuple):
-    money: Money
+    money: dict[str, Any]  # a Money's fields: the job model checks them (bounds included)
     start: int  # with rate words before the amount ("saatte 50 TL", "hourly ... $3")
     end: int  # with rate words after it ("$3/h", "2 € de l'heure")
     hourly: bool
@@ -215,7 +217,7 @@ def _amount(doc: Doc, p: Patterns, match: re.Match[str]) -> _Amount | None:
     after = p.rate_after.match(doc.text, end)
     before = p.rate_before.search(doc.text, max(0, start - 40), start)
     return _Amount(
-        Money(amount=amount, currency=currency),
+        {"amount": amount, "currency": currency},
         before.start() if before else start,
         after.end() if after else end,
         bool(after or before),

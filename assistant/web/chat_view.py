@@ -85,7 +85,11 @@ def form_update_message(before: JobSpec, data: PanelData, lang: str) -> str | No
         if value is None:
             words.append(ui_format(lang, "form_cleared", field=label))
         else:
-            shown = after.model_label() if name == "model" else field_value(t, name, value)
+            shown = (
+                t.model(after.model_label() or "")
+                if name == "model"
+                else field_value(t, name, value)
+            )
             words.append(f"{label} {shown}")
     heading = ui_format(lang, "form_updated", changes=t.listing(words))
     if data.estimate is None and data.ranking is None:

@@ -24,6 +24,9 @@ ALLOWED_LINK_HOSTS: frozenset[str] = frozenset()
 CACHED_TEXTS = 2048
 _CODE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?[^)\n]*\)")
+# A '<' already escaped for Markdown (`assistant.answers.literal`): an odd run of backslashes
+# before it. Written as the entity, its backslash would escape the entity's '&' instead.
+_ESCAPED_LT = re.compile(r"(?<!\\)((?:\\\\)*)\\<")
 _LINK = re.compile(r"\[([^\]\n]+)\]\(\s*<?([^)\s>]*)>?[^)\n]*\)")
 
 
@@ -33,7 +36,7 @@ def _host(url: str) -> str:
 
 def _plain(part: str, allowed: frozenset[str]) -> str:
     """One stretch of text outside code, made safe."""
-    part = part.replace("<", "&lt;")
+    part = _ESCAPED_LT.sub(r"\1&lt;", part).replace("<", "&lt;")
 
     def image(match: re.Match[str]) -> str:
         alt = match.group(1).strip() or "image"

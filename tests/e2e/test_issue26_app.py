@@ -4,11 +4,25 @@ test-artifacts/issue26-<defect>-<size>-<language>.png."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.pages import LOCALES, SIZES, ask, page_width, shot
+from tests.e2e.conftest import sync_api
+from tests.e2e.pages import (
+    LOCALES,
+    SIZES,
+    ask,
+    cells,
+    open_form,
+    page_width,
+    shot,
+    toasts,
+    upload,
+    write_config,
+)
+from tests.fakes.jobs import LLAMA_8B_CONFIG
 
 JOB = {
     "en": ("QLoRA on Llama 3.1 70B, 200M tokens, which GPU should I rent?", "spot is fine"),
@@ -52,3 +66,81 @@ def test_4_the_cost_chart_stays_inside_the_screen_after_a_spot_turn(
     assert edges["left"] >= 0 and edges["right"] <= width, f"the chart is on screen: {edges}"
     assert edges["painted"] == 0, "nothing the chart draws is cut at its edges (legend, labels)"
     shot(page, f"issue26-4-cost-chart-{size}-{lang}")
+
+
+# --------------------------------------------------------------------- 1-3. uploads, panel
+
+HUGE_CONFIG = {**LLAMA_8B_CONFIG, "num_hidden_layers": 10**21, "_name_or_path": "huge"}
+MARKUP_NAME = "**bold** [link](http://203.0.113.9/x) ![img](http://203.0.113.9/i.png) <b>b</b>"
+JOB_TEXT = "LoRA on Llama 3.1 8B, 50M tokens, which GPU should I rent?"
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_1_a_config_with_absurd_sizes_is_refused_and_the_chat_keeps_answering(
+    open_page: Any, files: Path, size: str
+) -> None:
+    page = open_page(size)
+    ask(page, JOB_TEXT)
+    open_form(page)
+    upload(page, write_config(files, "config.json", HUGE_CONFIG))
+    assert "num_hidden_layers" in toasts(page)[-1], "the refusal names the key"
+    sync_api.expect(page.locator("#job-form .error")).to_have_count(0)
+    for question in (JOB_TEXT, "and with 100M tokens?"):
+        ask(page, question)
+        assert "Something went wrong" not in page.locator("#chat").inner_text()
+        sync_api.expect(page.locator("#chat .error")).to_have_count(0)
+    assert first_recommended(page), "the last turn answered with a ranking"
+    shot(page, f"issue26-1-huge-config-{size}")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_2_a_model_name_with_markup_shows_as_its_characters(
+    open_page: Any, files: Path, size: str
+) -> None:
+    page = open_page(size)
+    ask(page, JOB_TEXT)
+    open_form(page)
+    config = write_config(files, "config.json", {**LLAMA_8B_CONFIG, "_name_or_path": MARKUP_NAME})
+    upload(page, config)
+    sync_api.expect(page.locator("#panel-notes")).to_contain_text(MARKUP_NAME)
+    ask(page, "and with 100M tokens?")
+    sync_api.expect(page.locator("#chat").get_by_text(MARKUP_NAME).first).to_be_visible()
+    made = (  # what the name would make as markup
+        "strong:text-is('bold'), b:text-is('b'), a[href*='203.0.113.9'], img[src*='203.0.113.9']"
+    )
+    for where in ("#panel-notes", "#chat", "#results", "[data-testid=toast-text]"):
+        assert page.locator(where).locator(made).count() == 0, f"markup from the file in {where}"
+    assert [u for u in page.requested if "203.0.113.9" in u] == [], "nothing fetched for it"
+    shot(page, f"issue26-2-markup-name-{size}")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_3_after_why_not_the_panel_and_the_chat_name_one_first_choice(
+    open_page: Any, size: str
+) -> None:
+    page = open_page(size)
+    ask(page, JOB_TEXT)
+    first = first_recommended(page)
+    ask(page, "why not an H100?", job=False)
+    for moment in ("after the question", "after a reload"):
+        assert first in cells(page, "#ranked", 1, 1)[0], f"the table's first row {moment}"
+        gpus = set(cells(page, "#ranked", 2, 3))
+        assert not all("H100" in g for g in gpus), f"the whole ranking {moment}: {gpus}"
+        sync_api.expect(page.locator("#memory-chart .pc-first")).to_contain_text(first_gpu(page))
+        page.reload()
+        page.wait_for_selector("#memory-chart .pc-fig", timeout=60_000)
+    shot(page, f"issue26-3-why-not-{size}")
+
+
+def first_recommended(page: Any) -> str:
+    """The instance of the chat's last first choice ('<provider> <instance>: ...')."""
+    text = page.locator("#chat").inner_text()
+    heading = "Recommended instances"
+    assert heading in text, "a ranking in the chat"
+    line = text.rsplit(heading, 1)[1].strip().splitlines()[0]
+    return line.split(":", 1)[0].split(" ", 1)[1]
+
+
+def first_gpu(page: Any) -> str:
+    text = page.locator("#chat").inner_text().rsplit("Recommended instances", 1)[1]
+    return text.strip().splitlines()[0].split("×", 1)[1].split(",", 1)[0].strip()

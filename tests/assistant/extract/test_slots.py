@@ -413,6 +413,8 @@ def test_parse_number(text: str, value: float) -> None:
         ("-3 epochs", "en", "epochs", "-3 epochs"),
         ("0 GPUs", "en", "num_gpus", "0 gpus"),
         ("deadline -3 hours", "en", "deadline_hours", "-3 hours"),
+        ("budget $2 trillion for lora llama 8b", "en", "budget", "$2 trillion"),
+        ("under 5e12 € per hour", "en", "max_price_per_hour", "5e12 € per hour"),
     ],
 )
 def test_values_the_job_cannot_take_are_refused_not_lost(
