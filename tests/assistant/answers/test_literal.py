@@ -9,6 +9,7 @@ from markdown_it import MarkdownIt
 from assistant.answers.literal import as_html_text, as_text
 from assistant.answers.parts import Text
 from assistant.web.panel import PanelData, PanelNote, _notes_markdown
+from assistant.web.safe_text import safe_markdown
 
 MARKUP = "**bold** [link](http://x.example) ![img](http://evil.example/a.png) <b>x</b> `c`"
 
@@ -41,3 +42,22 @@ def test_html_text_forms_no_tag() -> None:
     assert as_html_text('<img src=x onerror="alert(1)"> & co') == (
         '&lt;img src=x onerror="alert(1)"&gt; &amp; co'
     )
+
+
+@pytest.mark.parametrize("value", ["http://203.0.113.9/x", "www.example.org", "me@example.org"])
+def test_a_bare_address_in_a_name_cannot_link_itself(value: str) -> None:
+    """GitHub-flavoured Markdown (the chat's) links bare addresses found in the source; an
+    escaped ':', '@' or 'www.' is not one (the browser test sees the chat), and CommonMark
+    still shows the characters."""
+    escaped = as_text(value)
+    assert "http://" not in escaped and "@" not in escaped.replace("\\@", "")
+    assert "www." not in escaped
+    assert rendered(escaped) == f"<p>{value}</p>\n"
+
+
+@pytest.mark.parametrize("value", ["<b>b</b>", "x\\<y", "<<"])
+def test_the_chat_shows_an_escaped_angle_bracket_as_itself(value: str) -> None:
+    """The chat writes every '<' as its entity; one already escaped for Markdown loses its
+    backslash there (kept, it escaped the entity's '&' and '&lt;' showed)."""
+    html = rendered(safe_markdown(as_text(value)))
+    assert html == f"<p>{as_html_text(value).replace('>', '&gt;')}</p>\n"
