@@ -8,8 +8,8 @@ tab, the ranking and the chat use the new rows. The engine bounds every download
 retries, a size cap) and fails fast offline; a provider that fails keeps its last good copy.
 
 The views are pure functions (no UI library): a progress line per provider while it runs, one
-line per provider when it is done, the closing summary, the outcome table and the endpoint's
-JSON. `assistant.web.blocks.catalog` draws them.
+line per provider when it is done, the closing summary, the outcome table, the endpoint's
+JSON, and the header's line on how old the prices are. `assistant.web.blocks.catalog` draws them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
@@ -25,6 +25,8 @@ from typing import Any, get_args
 from assistant.web import cells
 from assistant.web.tables import Column, Table, build_table, text_column
 from assistant.web.ui_strings import ui_format, ui_text
+from tools.catalog.freshness import PriceAge, price_age
+from tools.catalog.instances import Instance
 from tools.catalog.refresh import (
     ProviderResult,
     RefreshBusyError,
@@ -41,6 +43,7 @@ __all__ = [
     "PriceRefresher",
     "RefreshRunning",
     "outcome_table",
+    "price_age_markdown",
     "progress_markdown",
     "report_json",
     "report_markdown",
@@ -282,3 +285,34 @@ def report_json(report: RefreshReport, instances: int) -> str:
         },
         ensure_ascii=False,
     )  # fmt: skip
+
+
+def price_age_markdown(
+    catalog: Iterable[Instance], now: datetime, stale_days: int, lang: str
+) -> str:
+    """The header's line on how old the prices are: the newest and the median price's age,
+    and how many rows are older than `stale_days` ('Price age: newest 3 hr, median 187 days ·
+    ⚠ 120 of 140 older than 120 days'). Empty for an empty catalog."""
+    ages = sorted((price_age(item, now, stale_days) for item in catalog), key=_hours)
+    if not ages:
+        return ""
+    median = ages[len(ages) // 2]
+    stale = sum(age.stale for age in ages)
+    line = ui_format(
+        lang, "price_age_line", newest=_age_of(ages[0], lang), median=_age_of(median, lang)
+    )
+    if stale:
+        counted = ui_format(
+            lang, "price_age_stale", stale=cells.count(stale, lang),
+            total=cells.count(len(ages), lang), days=cells.count(stale_days, lang),
+        )  # fmt: skip
+        line = f"{line} · ⚠ {counted}"
+    return line
+
+
+def _hours(age: PriceAge) -> float:
+    return age.age_hours
+
+
+def _age_of(age: PriceAge, lang: str) -> str:
+    return cells.age_cell(age.age_days, age.age_hours, age.fetched_at is not None, lang)

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from assistant.web.prices import price_age_markdown
 from assistant.web.ui_strings import ui_text
 from assistant.web.views import CatalogFilters, catalog_view
-from tests.e2e.pages import TURN_MS, cells, idle, open_app, open_tab, shot
+from tests.e2e.pages import SIZES, TURN_MS, cells, idle, open_app, open_tab, page_width, shot
 from tests.fakes.app import make_settings, running_app
 from tests.fakes.catalog_server import serve
 from tests.fakes.price_sources import gpu, publish, source_settings
@@ -82,5 +83,32 @@ def test_refresh_prices_button_shows_the_new_rows_and_their_age(
         outcome = cells(page, "#refresh-outcome", 0, 1) + cells(page, "#refresh-outcome", 2, 1)
         assert outcome == ["aws", ui_text("en", "refresh_status_updated")]
         shot(page, "issue13-refresh-prices")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_the_header_says_how_old_the_prices_are_and_refreshes_them(
+    browser: Any, prices_app: tuple[str, Path], size: str
+) -> None:
+    """Issue 26, defect 7: the header shows the prices' age from the first screen, and its
+    button runs the refresh, opens the Catalog tab with its progress and writes the new age."""
+    url, data = prices_app
+    page, context = open_app(browser, url, size, "en-US")
+    try:
+        line = page.locator("#price-age")
+        expected = price_age_markdown(load_catalog(data), datetime.now(UTC), 120, "en")
+        assert expected.startswith("Price age: newest ")
+        sync_api.expect(line).to_have_text(expected)
+        page.click("#header-refresh")
+        sync_api.expect(page.locator("#cat-count")).to_be_visible()
+        status = page.locator("#refresh-status")
+        sync_api.expect(status).to_contain_text("Prices refreshed", timeout=TURN_MS)
+        idle(page)
+        sync_api.expect(line).to_contain_text(f"Price age: newest {ui_text('en', 'age_now')}, ")
+        now = price_age_markdown(load_catalog(data), datetime.now(UTC), 120, "en")
+        sync_api.expect(line).to_have_text(now)
+        assert page_width(page) <= SIZES[size][0], "the header fits the screen"
+        shot(page, f"issue26-7-header-prices-{size}")
     finally:
         context.close()

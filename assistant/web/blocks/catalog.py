@@ -27,6 +27,7 @@ from assistant.web.blocks.common import (
     warn,
 )
 from assistant.web.blocks.handlers import App
+from assistant.web.blocks.header import Header
 from assistant.web.prices import RefreshRunning, outcome_table, progress_markdown, report_markdown
 from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import ui_format, ui_text
@@ -67,8 +68,10 @@ def _filters(catalog: Catalog) -> list[Any]:
     return [gpu, vram, provider, region, price, spot]
 
 
-def catalog_tab(app: App, web_state: gr.State) -> list[Any]:
-    """The catalog with its filters and the refresh button; returns [fill, inputs, outputs]."""
+def catalog_tab(app: App, web_state: gr.State, head: Header) -> list[Any]:
+    """The catalog with its filters and the refresh button; returns [fill, inputs, outputs].
+    The header's refresh button runs the same refresh, and its price line is written again
+    after each."""
     with gr.Column():
         filters = _filters(app.catalog())
         search = gr.Textbox(
@@ -108,10 +111,13 @@ def catalog_tab(app: App, web_state: gr.State) -> list[Any]:
         yield from _refresh(app, web)  # a generator function: Gradio streams what it yields
 
     refreshed = [*refresh_parts, gpu, provider, region]
-    button.click(
-        refresh, [web_state], refreshed, api_visibility="private",
-        concurrency_limit=None, concurrency_id="price-refresh",
-    ).then(show, inputs, outputs, api_visibility="private")  # fmt: skip
+    prices_line, line_inputs, line_outputs = head.fill(app, web_state)
+    gr.on(
+        [button.click, head.refresh.click], refresh, [web_state], refreshed,
+        api_visibility="private", concurrency_limit=None, concurrency_id="price-refresh",
+    ).then(show, inputs, outputs, api_visibility="private").then(
+        prices_line, line_inputs, line_outputs, api_visibility="private"
+    )  # fmt: skip
     return [show, inputs, outputs]
 
 

@@ -2,7 +2,8 @@
 reads the settings (environment, then flags), launches on 127.0.0.1 by default and warms up the
 knowledge base in the background.
 
-The page: a header (name, one line of what it does, the interface and answer languages), then
+The page: a header (name, one line of what it does, how old the prices are with a button to
+refresh them, the interface and answer languages), then
 the Advisor tab (the chat beside the job panel's form and charts, the tables below), the
 Catalog, Knowledge and Memory estimator tabs, and the footer with the API/MCP link. On a
 screen under 900 px everything stacks in one column (see `style.CSS`).
@@ -34,13 +35,12 @@ from assistant.web.blocks.common import (
     SET_LOCALE_JS,
     STORAGE_KEY,
     UPLOAD_LIMIT,
-    answer_choices,
     i18n,
-    interface_choices,
     t,
 )
 from assistant.web.blocks.estimator import estimator_tab
 from assistant.web.blocks.handlers import App
+from assistant.web.blocks.header import header
 from assistant.web.blocks.knowledge import knowledge_tab
 from assistant.web.blocks.panel import job_form, panel_charts, panel_tables, wire_panel
 from assistant.web.blocks.style import CSS
@@ -79,38 +79,15 @@ def endpoint(fn: Callable[..., str]) -> Callable[..., str]:
     return call
 
 
-def _header() -> tuple[Any, Any]:
-    """Name, what it does, and the two language choices side by side."""
-    with gr.Row(elem_id="header", equal_height=False):
-        with gr.Column(scale=3, min_width=240):
-            gr.Markdown("# GPU Advisor", elem_id="title")
-            gr.Markdown(t("tagline"), elem_id="tagline")
-        with gr.Column(scale=2, min_width=240), gr.Row(elem_id="languages"):
-            ui_lang = gr.Dropdown(
-                interface_choices(),
-                value=None,
-                label=t("ui_language"),
-                elem_id="ui-lang",
-                min_width=140,
-            )
-            answer = gr.Dropdown(
-                answer_choices(),
-                value="auto",
-                label=t("answer_language"),
-                elem_id="language",
-                min_width=140,
-            )
-    return ui_lang, answer
-
-
 def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.Blocks:
     """The whole app for `settings`; `assistant` replaces the one Settings would build (tests)."""
     app = App(settings, assistant or Assistant(settings))
     with gr.Blocks(title="GPU Advisor", analytics_enabled=False, fill_width=True) as demo:
         web_state = gr.State(None)
         browser = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=app.seal.gradio_secret)
-        ui_lang, answer = _header()
-        with gr.Tabs(elem_id="tabs"):
+        head = header()
+        ui_lang, answer = head.ui_lang, head.answer
+        with gr.Tabs(elem_id="tabs") as tab_group:
             with gr.Tab(t("tab_chat"), id="chat-tab") as advisor_tab:
                 with gr.Row(equal_height=False, elem_id="advisor-row"):
                     with gr.Column(scale=5, min_width=300, elem_id="chat-col"):
@@ -120,7 +97,7 @@ def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.
                         panel_charts(panel)
                 panel_tables(panel)
             with gr.Tab(t("tab_catalog"), id="catalog-tab") as catalog_box:
-                catalog = catalog_tab(app, web_state)
+                catalog = catalog_tab(app, web_state, head)
             with gr.Tab(t("tab_knowledge"), id="knowledge-tab") as knowledge_box:
                 knowledge_tab(app, web_state)
             with gr.Tab(t("tab_estimator"), id="estimator-tab") as estimator_box:
@@ -131,7 +108,10 @@ def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.
         server_side = [panel.choose, panel.launch_outputs[-1]]  # checked choices, a file
         wire_chat(app, web_state, browser, chat, answer, job, job[2:], server_side)
         wire_panel(app, web_state, browser, panel, job)
-        fills = [catalog, estimator, [_tab_labels, [web_state], tabs]]
+        head.refresh.click(
+            lambda: gr.Tabs(selected="catalog-tab"), None, tab_group, api_visibility="private"
+        )
+        fills = [catalog, estimator, [_tab_labels, [web_state], tabs], head.fill(app, web_state)]
         _wire_session(app, demo, web_state, browser, ui_lang, answer, job, fills)
         published = PublicApi(app.catalog, app.assistant.resources.knowledge, app.prices)
         for fn in published.functions():

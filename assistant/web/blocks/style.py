@@ -30,6 +30,9 @@ CSS = f"""
 #tagline p {{margin: 0; opacity: .85}}
 #languages {{gap: 8px}}
 #privacy {{font-size: .85rem; opacity: .75}}
+#price-age-row {{align-items: center; gap: 4px 12px}}
+#price-age p {{margin: 0; font-size: .9rem}}
+#header-refresh {{flex: 0 0 auto; align-self: center}}
 #cost-caption p, #ranked-count p, #cat-count p, #catalog-note p {{font-size: .85rem; margin: 0}}
 /* Wide content scrolls inside its own box: its width never widens the page. */
 #ranked, #ranked-more, #excluded, #catalog, #catalog-more, #est-parts, #launch-yaml,

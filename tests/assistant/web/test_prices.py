@@ -21,6 +21,7 @@ from assistant.web.prices import (
     PriceRefresher,
     RefreshRunning,
     outcome_table,
+    price_age_markdown,
     progress_markdown,
     report_json,
     report_markdown,
@@ -28,6 +29,7 @@ from assistant.web.prices import (
 )
 from tests.fakes.app import free_port
 from tests.fakes.catalog_server import CatalogServer, Reply, serve
+from tests.fakes.catalogs import make_instance
 from tests.fakes.price_sources import gpu, publish
 from tools.catalog.refresh import (
     ProviderResult,
@@ -242,3 +244,26 @@ def test_report_json_per_provider_outcome() -> None:
         "HTTP 500 after 3 tries",
         None,
     )
+
+
+def test_the_header_line_gives_the_newest_and_median_age_and_the_stale_count() -> None:
+    """Issue 26, defect 7: how old the prices are, from the first screen."""
+    now = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
+    rows = [
+        make_instance(instance_type=f"t{days}", as_of=(now - timedelta(days=days)).date())
+        for days in (10, 100, 200, 300)
+    ]
+    fresh = make_instance(
+        instance_type="fresh", as_of=now.date(), fetched_at=now - timedelta(hours=3),
+        origin="gpuhunt",
+    )  # fmt: skip
+    assert price_age_markdown(rows, now, 120, "en") == (
+        "Price age: newest 10 days, median 200 days · ⚠ 2 of 4 older than 120 days"
+    )
+    assert price_age_markdown([fresh, *rows], now, 120, "de") == (
+        "Alter der Preise: neuester 3 Std., Median 100 Tg. · ⚠ 2 von 5 älter als 120 Tage"
+    )
+    assert price_age_markdown(rows[:2], now, 120, "fr") == (
+        "Âge des prix : le plus récent 10\u202fj, médian 100\u202fj"
+    ), "no stale part when none is stale"
+    assert price_age_markdown([], now, 120, "en") == ""
