@@ -22,7 +22,15 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["NUMBER", "NUMBER_FR", "number_source", "parse_number", "read_number"]
+__all__ = [
+    "NUMBER",
+    "NUMBER_FR",
+    "ODD_NUMBER",
+    "number_source",
+    "parse_number",
+    "read_number",
+    "read_odd_number",
+]
 
 MAX_GROUP_DIGITS = 15
 MAX_GROUPS = 6
@@ -39,6 +47,18 @@ NUMBER = f"{_START}[{_MINUS}]?{_GROUPS}{_EXPONENT}{_END}"
 NUMBER_FR = (
     f"{_START}(?<!\\d )[{_MINUS}]?{_GROUPS}{_SPACE_GROUPS}{_EXPONENT}{_END}(?! \\d{{3}}(?!\\d))"
 )
+# What people write for a number that `NUMBER` does not take: a power of ten ("10^12",
+# "2x10^9", "10**400"), an exponent of three digits or more ("1e309"), a digit run longer than
+# `MAX_GROUP_DIGITS`, and the non-numbers NaN and infinity. Read by `read_odd_number`, so that
+# "1e309 tokens" is refused by name rather than dropped, and "10^400 tokens" is not 400 tokens.
+ODD_NUMBER = (
+    "(?i:nan|inf(?:inity)?|∞"
+    "|(?:\\d{1,6}(?:[.,]\\d{1,6})?\\s*[x×*·]\\s*)?10\\s*(?:\\^|\\*\\*)\\s*[+-]?\\d{1,6}"
+    "|\\d{1,6}(?:[.,]\\d{1,6})?e[+-]?\\d{3,6}"
+    f"|\\d{{{MAX_GROUP_DIGITS + 1},60}})(?![\\w.,])"
+)
+_POWER = re.compile(r"(?:(\d+(?:[.,]\d+)?)[x×*·])?10(?:\^|\*\*)([+-]?\d+)")
+_BIG_EXPONENT = re.compile(r"(\d+(?:[.,]\d+)?)e([+-]?\d+)")
 _PARSED = re.compile(f"[{_MINUS}]?\\d[\\d.,' ]*(?:e[+-]?\\d{{1,2}})?", re.IGNORECASE)
 
 
@@ -85,3 +105,21 @@ def _unsigned(digits: str) -> float:
     if len(groups) > 2 or (len(groups[1]) == 3 and lead_ok):
         return float("".join(groups))
     return float(groups[0] + "." + groups[1])
+
+
+def read_odd_number(text: str) -> float:
+    """The value of an `ODD_NUMBER` match: NaN for 'nan', infinity for 'inf' and for a power
+    beyond float range, else the power or the digits' value."""
+    folded = re.sub(r"\s+", "", text).lower()
+    if folded == "nan":
+        return math.nan
+    if folded in ("inf", "infinity", "∞"):
+        return math.inf
+    power = _POWER.fullmatch(folded) or _BIG_EXPONENT.fullmatch(folded)
+    if power is None:
+        return float(folded) if folded.isdigit() else math.nan
+    coefficient = float((power[1] or "1").replace(",", "."))
+    try:
+        return coefficient * 10.0 ** int(power[2])
+    except OverflowError:
+        return math.inf

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from assistant.extract.lexicon import lexicon
-from assistant.extract.numbers import number_source
+from assistant.extract.numbers import ODD_NUMBER, number_source
 from assistant.extract.text import alternation, compile_marked
 from tools.languages import LANGUAGES
 
@@ -62,6 +62,9 @@ class Patterns:
     seq_len: tuple[re.Pattern[str], ...]
     tokens: re.Pattern[str]
     samples: re.Pattern[str]
+    # A data amount written so that no usable number can be read from it ("1e309 tokens",
+    # "NaN samples") or as a power of ten ("10^12 tokens"), per field: group `n` the value.
+    data_odd: tuple[tuple[str, re.Pattern[str]], ...]
     epochs: tuple[re.Pattern[str], ...]
     model_size: re.Pattern[str]
     model_before: re.Pattern[str]
@@ -155,6 +158,10 @@ def patterns(lang: str) -> Patterns:
             c(f"{num}(?P<k>k)?\\s*{alt('noun.tokens')}\\s*{alt('per_each')}"),
         ),
         tokens=c(f"{num}{mag}?\\s*{conn}{alt('noun.tokens')}"),
+        data_odd=tuple(
+            (field, c(f"(?<![\\w.,^*])(?P<n>{ODD_NUMBER}){mag}?\\s*{conn}{alt(noun)}"))
+            for field, noun in (("tokens", "noun.tokens"), ("samples", "noun.samples"))
+        ),
         samples=c(f"{num}{mag}?\\s*{conn}{alt('noun.samples')}"),
         epochs=(
             c(f"{num_or_word}\\s*-?\\s*{alt('noun.epochs')}"),

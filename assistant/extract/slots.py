@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from assistant.extract.cues import gpu_is_wanted, money_is_limit
 from assistant.extract.names import Found, find_gpus, find_models
-from assistant.extract.numbers import parse_number
+from assistant.extract.numbers import parse_number, read_odd_number
 from assistant.extract.patterns import Patterns, number_word_value, patterns
 from assistant.extract.regions import find_region
 from assistant.extract.text import MASK, fold
@@ -238,6 +238,18 @@ def _read_seq_len(doc: Doc, p: Patterns, slots: Slots) -> None:
                 doc.mask(*match.span())
 
 
+def _read_odd_data(doc: Doc, p: Patterns, slots: Slots) -> None:
+    """Data amounts no plain number spells: a power of ten ("10^12 tokens") is its value; NaN,
+    infinity and powers past float range are kept as such for the job model to refuse by name
+    ("1e309 tokens" was dropped without a word, "10^400 tokens" read as 400-token sequences)."""
+    for field, regex in p.data_odd:
+        for match in list(regex.finditer(doc.text)):
+            slots[field] = read_odd_number(match["n"]) * _magnitude(p, match["mag"])
+            doc.note(field, match)
+            slots.pop("samples" if field == "tokens" else "tokens", None)
+            doc.mask(*match.span())
+
+
 def _read_data(doc: Doc, p: Patterns, slots: Slots) -> None:
     for match in list(p.tokens.finditer(doc.text)):
         value = parse_number(match["n"]) * _magnitude(p, match["mag"])
@@ -375,6 +387,7 @@ _READERS: tuple[Reader, ...] = (
     _read_models,
     _read_gpus,
     _read_money,
+    _read_odd_data,
     _read_seq_len,
     _read_data,
     _read_model_size,

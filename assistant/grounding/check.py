@@ -22,6 +22,8 @@ or time form; one written with a size unit (GiB, GB, Go) or a time unit only tho
 values as computed. Beyond that matching is by value: a price equal to another computed figure
 passes, except an amount below one unit ("$0.01/h"), which only a money value matches (any
 fraction in the sources would otherwise ground it).
+A figure past float range ("1e309", a value the user wrote that the job refused) has no value
+to compare: only a source text that writes it the same way grounds it.
 
 Artifacts are walked on demand (`SourceIndex.defer`): a lookup that finds its figure among the
 values walked so far stops there, and one that does not walks on (twice as many parts each
@@ -113,6 +115,9 @@ class SourceIndex:
         self._values: dict[str, list[float]] = {kind: [] for kind in SOURCE_KINDS}
         self._sorted = True
         self._dates: set[tuple[int, int, int | None]] = set()
+        # Figures past float range as a source text writes them ("1e309"): only the same
+        # writing grounds one (a value comparison cannot).
+        self._unbounded: set[str] = set()
         # Parts of deferred artifacts not walked yet, in order: (object, field name, depth).
         self._pending: deque[tuple[object, str, int]] = deque()
         self._step = _FIRST_STEP
@@ -124,6 +129,7 @@ class SourceIndex:
         twin._values = {kind: list(values) for kind, values in self._values.items()}
         twin._sorted = self._sorted
         twin._dates = set(self._dates)
+        twin._unbounded = set(self._unbounded)
         twin._pending = deque(self._pending)
         twin._step = self._step
         return twin
@@ -196,7 +202,8 @@ class SourceIndex:
 
     def add_text(self, text: str) -> None:
         """Every figure of a text, in every reading, at the value written."""
-        raw, money, dates = _text_entries(text)
+        raw, money, dates, unbounded = _text_entries(text)
+        self._unbounded.update(unbounded)
         if raw:
             self._values[RAW].extend(raw)
             self._sorted = False
@@ -261,6 +268,11 @@ class SourceIndex:
         return False
 
     def has_number(self, number: ShownNumber) -> bool:
+        if _unbounded(number):  # "1e309", quoted back from the user's message
+            while number.text not in self._unbounded:
+                if not self._walk_on():
+                    return False
+            return True
         return any(all(self.has(c) for c in reading) for reading in number.readings)
 
     def has_date(self, shown: ShownDate) -> bool:
@@ -301,14 +313,23 @@ def _key_forms(key: str) -> tuple[bool, str | None, bool]:
     return bool(_MONEY_KEY.search(name)), unit, name.endswith("hours")
 
 
+def _unbounded(number: ShownNumber) -> bool:
+    """Whether a figure reads as a value past float range ("1e309")."""
+    return any(not math.isfinite(c.value) for reading in number.readings for c in reading)
+
+
 @lru_cache(maxsize=4096)
 def _text_entries(
     text: str,
-) -> tuple[tuple[float, ...], tuple[float, ...], tuple[tuple[int, int, int | None], ...]]:
+) -> tuple[
+    tuple[float, ...], tuple[float, ...], tuple[tuple[int, int, int | None], ...], tuple[str, ...]
+]:
     """What a source text adds to an index: its figures' values in every reading (absolute,
-    finite), those written as money, and its dates' readings. Kept: the same catalog names,
-    passages and earlier messages are walked again on every turn."""
+    finite), those written as money, its dates' readings, and its figures past float range as
+    written. Kept: the same catalog names, passages and earlier messages are walked again on
+    every turn."""
     numbers, dates = shown_figures(text)
+    unbounded = tuple(number.text for number in numbers if _unbounded(number))
     raw: list[float] = []
     money: list[float] = []
     for number in numbers:
@@ -320,7 +341,7 @@ def _text_entries(
                     if number.money:
                         money.append(value)
     options = tuple(option for shown in dates for option in shown.options)
-    return tuple(raw), tuple(money), options
+    return tuple(raw), tuple(money), options, unbounded
 
 
 def check_grounding(

@@ -285,12 +285,18 @@ class JobSpec(BaseModel):
     )
     # -- the data
     tokens: float | None = Field(
-        None, gt=0, le=MAX_TOKENS, description="training tokens per epoch, e.g. 2e8"
+        None,
+        gt=0,
+        le=MAX_TOKENS,
+        allow_inf_nan=False,
+        description="training tokens per epoch, e.g. 2e8",
     )
     samples: int | None = Field(
         None, gt=0, le=int(MAX_TOKENS), description="training samples per epoch (seq_len each)"
     )
-    epochs: float | None = Field(None, gt=0, le=10_000, description="passes over the data (epochs)")
+    epochs: float | None = Field(
+        None, gt=0, le=10_000, allow_inf_nan=False, description="passes over the data (epochs)"
+    )
     images: int | None = Field(
         None, gt=0, le=MAX_IMAGES, description="training images per epoch (count; image models)"
     )

@@ -414,6 +414,17 @@ def test_parse_number(text: str, value: float) -> None:
         ("0 GPUs", "en", "num_gpus", "0 gpus"),
         ("deadline -3 hours", "en", "deadline_hours", "-3 hours"),
         ("budget $2 trillion for lora llama 8b", "en", "budget", "$2 trillion"),
+        ("QLoRA on Llama 3.1 8B with 1e309 tokens", "en", "tokens", "1e309 tokens"),
+        ("lora llama 8b NaN tokens", "en", "tokens", "nan tokens"),
+        ("lora llama 8b 10^400 tokens", "en", "tokens", "10^400 tokens"),
+        ("lora sur llama 8b avec 1e400 jetons", "fr", "tokens", "1e400 jetons"),
+        ("lora llama 8b inf samples", "en", "samples", "inf samples"),
+        (
+            "lora llama 8b 123456789012345678901 tokens",
+            "en",
+            "tokens",
+            "123456789012345678901 tokens",
+        ),
         ("under 5e12 € per hour", "en", "max_price_per_hour", "5e12 € per hour"),
     ],
 )
@@ -424,6 +435,24 @@ def test_values_the_job_cannot_take_are_refused_not_lost(
     assert [(r.field, r.written) for r in reading.rejected] == [(field, written)]
     assert getattr(reading.update, field) is None
     assert reading.rejected[0].reason, "what is valid, from the job model"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "tokens"),
+    [
+        ("lora llama 8b 10^12 tokens", "en", 1e12),
+        ("lora llama 8b 2x10^8 tokens, seq 4096", "en", 2e8),
+        ("lora llama 8b 10**9 tokens", "en", 1e9),
+        ("llama 8b lora, 5·10^8 token", "tr", 5e8),
+    ],
+)
+def test_a_power_of_ten_is_a_data_amount_not_a_sequence_length(
+    text: str, lang: str, tokens: float
+) -> None:
+    """'10^12 tokens' read as 12-token sequences; '10^400 tokens' as 400 (issue 25)."""
+    reading = read_slots(text, lang)
+    assert reading.update.tokens == pytest.approx(tokens, rel=1e-12)
+    assert reading.update.seq_len in (None, 4096) and reading.rejected == ()
 
 
 def test_one_refused_value_keeps_the_others() -> None:

@@ -499,3 +499,15 @@ def test_deferred_and_whole_walks_agree_on_any_artifacts(
         for text in (f"{figure:.2f}", f"${figure:g}", f"{figure:.1f} GiB", f"{figure:.0f} h"):
             deferred = GroundingSources(artifacts=artifacts).index()
             assert check_grounding(text, deferred) == check_grounding(text, whole), text
+
+
+def test_a_figure_past_float_range_is_grounded_only_by_the_same_writing() -> None:
+    """The chat quotes a value it refused ("“1e309 tokens” cannot be used"): it has no value
+    to compare, so the user's own writing of it grounds it, and nothing else does."""
+    answer = "“1e309 tokens” cannot be used as training tokens."
+    said = GroundingSources(user_messages=["QLoRA on Llama 3.1 8B with 1e309 tokens"])
+    assert check_grounding(answer, said).grounded
+    other = GroundingSources(user_messages=["QLoRA with 1e308 tokens"], artifacts=[1e308, "2e400"])
+    assert check_grounding(answer, other).ungrounded_numbers == ["1e309"]
+    index = GroundingSources(artifacts=[{"note": "1e309 tokens"}]).index()
+    assert check_grounding(answer, index).grounded, "a deferred artifact is walked for it"
