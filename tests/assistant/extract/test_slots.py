@@ -511,6 +511,8 @@ SPLIT_FULL = [
     ("kan ik llama 3.2 3b helemaal zelf finetunen?", "nl", "full"),
     ("ein komplettes Training von Qwen2.5 7B", "de", "full"),
     ("ich will Mistral 7B vollständig neu trainieren", "de", "full"),
+    ("Llama 3.1 8B voll finetunen, 100M Tokens", "de", "full"),  # issue 25: sized as LoRA
+    ("Llama 8B komplett nachtrainieren", "de", "full"),
     ("train the whole thing completely", "en", "full"),
     ("quiero entrenar el modelo completo", "es", "full"),
     ("modeli tamamen eğitmek istiyorum", "tr", "full"),
