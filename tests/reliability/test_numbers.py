@@ -2,8 +2,9 @@
 
 Every parser of numbers in text (the grounding figures, the extraction numbers, slot extraction
 and the grounding check over both) takes any text without raising; a value that is not a finite
-float is "not a usable number" (never grounded, never a slot value); a minus sign is kept, so
-"-100M tokens" is never read as 100M. A conversation in which a user wrote "1e309" goes on.
+float is "not a usable number" (grounded only by its own writing, never a slot value); a minus
+sign is kept, so "-100M tokens" is never read as 100M.
+A conversation in which a user wrote "1e309" goes on.
 """
 
 from __future__ import annotations
@@ -92,13 +93,15 @@ def test_the_grounding_check_never_raises(answer: str, said: str) -> None:
     ("text", "shown"),
     [("what about 1e309 tokens?", "1e309"), ("1" * 400 + " tokens", "1" * 400)],
 )
-def test_an_overflowing_figure_is_never_grounded(text: str, shown: str) -> None:
+def test_an_overflowing_figure_is_grounded_by_its_own_writing_only(text: str, shown: str) -> None:
+    """A figure past float range has no value: the answer may quote the user's own writing of
+    it back (to refuse it), but no value, however close, grounds it."""
     (number,), _ = shown_figures(text)
     assert (number.text, number.usable) == (shown, False)
-    report = check_grounding(
-        f"You asked about {shown} tokens.", GroundingSources(user_messages=[text])
-    )
-    assert report.ungrounded_numbers == [shown], "not even by the same text in the sources"
+    answer = f"You asked about {shown} tokens."
+    assert check_grounding(answer, GroundingSources(user_messages=[text])).grounded
+    near = GroundingSources(user_messages=["1e308 tokens", "9" * 300], artifacts=[math.inf])
+    assert check_grounding(answer, near).ungrounded_numbers == [shown]
 
 
 def test_tiny_and_ordinary_exponents_still_read() -> None:

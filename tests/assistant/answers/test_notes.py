@@ -28,9 +28,9 @@ def test_stale_prices_of_one_provider_make_one_note_dated_by_the_oldest() -> Non
     stale = [n for n in notes if "out of date" in n]
     assert stale == [
         "The prices of the 2 vast options shown date from Mar 1, 2026 (276 days ago) and may be"
-        " out of date: check them before renting, or refresh the catalog"
-        " (`gpu-advisor catalog refresh`)."
-    ]
+        " out of date: check them before renting, or refresh the catalog (in the app:"
+        " “Refresh prices” at the top; on the command line: `gpu-advisor catalog refresh`)."
+    ], "the web's button first: web users have no command line (issue 26, defect 8)"
 
 
 def test_a_single_stale_option_is_named_and_a_fresh_one_gets_no_note() -> None:
