@@ -200,13 +200,24 @@ class Assistant:
         self.resources.catalog()
         self.resources.knowledge()
 
-    def respond(self, message: str, session: Session, *, lang: str | None = None) -> Turn:
-        """One turn: the answer to `message` in `session` (language `lang`, else detected)."""
-        return Turn(self._run(message, session, lang))
+    def respond(
+        self,
+        message: str,
+        session: Session,
+        *,
+        lang: str | None = None,
+        catalog: Catalog | None = None,
+    ) -> Turn:
+        """One turn: the answer to `message` in `session` (language `lang`, else detected),
+        ranked from `catalog` (a tab's own quotes over the shared catalog), else the shared
+        catalog."""
+        return Turn(self._run(message, session, lang, catalog))
 
     # -- the turn ---------------------------------------------------------------------------
 
-    def _run(self, message: str, session: Session, override: str | None) -> Iterator[Event]:
+    def _run(
+        self, message: str, session: Session, override: str | None, own: Catalog | None
+    ) -> Iterator[Event]:
         lang = choose_language(
             message[:MAX_MESSAGE_CHARS], override, session.language, session.writes
         )
@@ -216,7 +227,7 @@ class Assistant:
             return
         collected: list[Event] = []
         try:
-            catalog = self.resources.catalog()
+            catalog = own if own is not None else self.resources.catalog()
             ctx = plan_turn(session.state, message, lang, catalog, session.last_intent)
             for event in self._graph_events(ctx, session, message):
                 collected.append(event)

@@ -25,6 +25,7 @@ import inspect
 import json
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Protocol, TypeVar
@@ -142,15 +143,28 @@ class AdvisorToolError(ToolException):
         super().__init__(json.dumps({"error": error_payload(error)}, ensure_ascii=False))
 
 
-Run = Callable[[Any, ModelArch | None], tuple[str, object]]
+@dataclass(frozen=True)
+class ToolCall:
+    """What one tool call may use beyond its arguments, read from the graph's runtime (whose
+    context is the turn's `TurnContext`): the architecture the conversation's job holds (an
+    uploaded config.json) and the catalog the turn was planned on (a tab's own uploaded
+    quotes merged in); each None where the turn has none."""
+
+    model: ModelArch | None = None
+    catalog: Catalog | None = None
+
+    @classmethod
+    def from_runtime(cls, runtime: Any) -> ToolCall:
+        context = getattr(runtime, "context", None)
+        model = getattr(getattr(context, "state", None), "model", None)
+        catalog = getattr(context, "catalog", None)
+        return cls(
+            model if isinstance(model, ModelArch) else None,
+            catalog if isinstance(catalog, Catalog) else None,
+        )
 
 
-def uploaded_model(runtime: Any) -> ModelArch | None:
-    """The architecture the conversation's job holds (an uploaded config.json), read from a
-    tool's runtime whose context is the turn's context; None without one."""
-    state = getattr(getattr(runtime, "context", None), "state", None)
-    model = getattr(state, "model", None)
-    return model if isinstance(model, ModelArch) else None
+Run = Callable[[Any, ToolCall], tuple[str, object]]
 
 
 def _tool_function(schema: type[ArgsT], run: Run) -> Callable[..., tuple[str, object]]:
@@ -159,7 +173,7 @@ def _tool_function(schema: type[ArgsT], run: Run) -> Callable[..., tuple[str, ob
 
     def call(runtime: Any = None, **kwargs: Any) -> tuple[str, object]:
         try:
-            return run(schema.model_validate(kwargs), uploaded_model(runtime))
+            return run(schema.model_validate(kwargs), ToolCall.from_runtime(runtime))
         except AdvisorError as exc:
             raise AdvisorToolError(exc) from exc
         except ValidationError as exc:
@@ -339,23 +353,30 @@ _DESCRIPTIONS = {
 
 def build_tools(resources: ToolResources) -> list[BaseTool]:
     """The seven tools, in `TOOL_NAMES` order, bound to `resources`."""
+
+    def catalog(call: ToolCall) -> Catalog:
+        return call.catalog if call.catalog is not None else resources.catalog()
+
     runs: dict[str, tuple[type[BaseModel], Run]] = {
-        "estimate_memory": (EstimateMemoryArgs, run_estimate_memory),
+        "estimate_memory": (
+            EstimateMemoryArgs,
+            lambda args, call: run_estimate_memory(args, call.model),
+        ),
         "rank_instances": (
             RankInstancesArgs,
-            lambda args, model: run_rank_instances(args, resources.catalog(), model),
+            lambda args, call: run_rank_instances(args, catalog(call), call.model),
         ),
         "search_knowledge": (
             SearchKnowledgeArgs,
-            lambda args, _model: run_search_knowledge(args, resources.knowledge()),
+            lambda args, _call: run_search_knowledge(args, resources.knowledge()),
         ),
-        "lookup_model": (LookupModelArgs, run_lookup_model),
-        "lookup_gpu": (LookupGpuArgs, lambda args, _model: run_lookup_gpu(args)),
+        "lookup_model": (LookupModelArgs, lambda args, call: run_lookup_model(args, call.model)),
+        "lookup_gpu": (LookupGpuArgs, lambda args, _call: run_lookup_gpu(args)),
         "list_instances": (
             ListInstancesArgs,
-            lambda args, _model: run_list_instances(args, resources.catalog()),
+            lambda args, call: run_list_instances(args, catalog(call)),
         ),
-        "check_fit": (CheckFitArgs, run_check_fit),
+        "check_fit": (CheckFitArgs, lambda args, call: run_check_fit(args, call.model)),
     }
     return [_make_tool(name, *runs[name]) for name in TOOL_NAMES]
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from assistant.agent.outcomes import ToolOutcome
 from assistant.agent.tool_args import ESTIMATE_FIELDS, RANK_FIELDS
@@ -90,6 +90,11 @@ class TurnContext(BaseModel):
     update: JobUpdate = JobUpdate()
     rejected: tuple[RejectedSlot, ...] = ()
     routed: Routed | None = None
+    catalog: Catalog | None = Field(
+        default=None,
+        description="the catalog the turn was planned on, which its tools rank from (with a"
+        " tab's own uploaded quotes); None: the tools' shared catalog",
+    )
 
 
 # What a message names that is not a filter of the job for these intents: the hardware one
@@ -125,7 +130,7 @@ def plan_turn(
     base = {
         "lang": lang, "text": text, "state": state, "intent": routed.intent, "prior": prior,
         "kind": routed.cues.kind, "update": update, "rejected": rejected, "routed": routed,
-        "prior_plan": _resolved(prior, catalog),
+        "prior_plan": _resolved(prior, catalog), "catalog": catalog,
     }  # fmt: skip
     try:
         plan: ResolvedJob | None = resolve_job(state, catalog, strict=False)

@@ -4,6 +4,7 @@ test-artifacts/issue26-<defect>-<size>-<language>.png."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from tests.e2e.pages import (
     ask,
     cells,
     open_form,
+    open_tab,
     page_width,
     shot,
     toasts,
@@ -23,6 +25,9 @@ from tests.e2e.pages import (
     write_config,
 )
 from tests.fakes.jobs import LLAMA_8B_CONFIG
+from tools.catalog import builtin_catalog
+from tools.catalog.files import write_catalog_csv
+from tools.catalog.instances import Catalog
 
 JOB = {
     "en": ("QLoRA on Llama 3.1 70B, 200M tokens, which GPU should I rent?", "spot is fine"),
@@ -144,3 +149,52 @@ def first_recommended(page: Any) -> str:
 def first_gpu(page: Any) -> str:
     text = page.locator("#chat").inner_text().rsplit("Recommended instances", 1)[1]
     return text.strip().splitlines()[0].split("×", 1)[1].split(",", 1)[0].strip()
+
+
+# --------------------------------------------------------------------- 5. own prices
+
+QUOTED = "hyperstack/n3-A100x1"  # a built-in row the test's price file quotes far cheaper
+
+
+def write_quotes(folder: Path, name: str, price: float) -> Path:
+    """A price file in the catalog's own CSV layout: the built-in row `QUOTED` at `price`."""
+    row = builtin_catalog().get(QUOTED)
+    quote = row.model_copy(update={"price_per_hour": price, "as_of": date.today()})
+    return write_catalog_csv(Catalog([quote]), folder / name)
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_5_an_uploaded_price_file_ranks_this_tab_and_a_bad_one_is_refused(
+    open_page: Any, files: Path, size: str
+) -> None:
+    page = open_page(size)
+    ask(page, JOB_TEXT)
+    assert "n3-A100x1" not in first_recommended(page)
+    open_tab(page, "Catalog")
+    page.click("#own-prices-box button.label-wrap")
+    bad = files / "bad quotes.csv"
+    bad.write_text(write_quotes(files, "q.csv", 0.07).read_text().replace(",0.07,", ",-2,"))
+    upload(page, bad, "#own-prices-box")
+    assert "bad quotes.csv row 1: field price_per_hour" in toasts(page)[-1]
+    sync_api.expect(page.locator("#own-prices-status")).to_have_text("")
+    upload(page, write_quotes(files, "my quotes.csv", 0.07), "#own-prices-box")
+    status = page.locator("#own-prices-status")
+    sync_api.expect(status).to_contain_text("Your prices from my quotes.csv: 1 instance types")
+    sync_api.expect(status).to_contain_text("n3-A100x1 $1.35 → $0.07")
+    page.fill("#cat-search input, #cat-search textarea", "n3-A100x1")
+    sync_api.expect(page.locator("#catalog")).to_contain_text("$0.07")
+    shot(page, f"issue26-5-own-prices-{size}")
+    open_tab(page, "Advisor")
+    ask(page, "and with 100M tokens?")
+    assert first_recommended(page) == "n3-A100x1", "the chat ranks with the quote"
+    assert "n3-A100x1" in cells(page, "#ranked", 1, 1)[0], "so does the panel"
+    page.reload()
+    page.wait_for_selector("#memory-chart .pc-fig", timeout=60_000)
+    assert "n3-A100x1" in cells(page, "#ranked", 1, 1)[0], "and after a reload"
+    open_tab(page, "Catalog")
+    page.click("#own-prices-box button.label-wrap")
+    sync_api.expect(page.locator("#own-prices-status")).to_contain_text("In use in this tab")
+    page.click("#own-prices-remove")
+    sync_api.expect(page.locator("#own-prices-status")).to_contain_text("no longer used")
+    open_tab(page, "Advisor")
+    assert "n3-A100x1" not in cells(page, "#ranked", 1, 1)[0], "removed: the shared catalog"

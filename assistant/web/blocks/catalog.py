@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,6 +29,7 @@ from assistant.web.blocks.common import (
 )
 from assistant.web.blocks.handlers import App
 from assistant.web.blocks.header import Header
+from assistant.web.blocks.own_prices import OwnPrices, own_prices_box, own_prices_line
 from assistant.web.prices import RefreshRunning, outcome_table, progress_markdown, report_markdown
 from assistant.web.state.session import WebSession
 from assistant.web.ui_strings import ui_format, ui_text
@@ -36,7 +38,7 @@ from tools.catalog.instances import Catalog
 from tools.catalog.refresh import RefreshEvent, RefreshReport
 from tools.errors import AdvisorError
 
-__all__ = ["catalog_tab"]
+__all__ = ["CatalogTab", "catalog_tab"]
 
 log = logging.getLogger("assistant.web")
 
@@ -68,16 +70,27 @@ def _filters(catalog: Catalog) -> list[Any]:
     return [gpu, vram, provider, region, price, spot]
 
 
-def catalog_tab(app: App, web_state: gr.State, head: Header) -> list[Any]:
-    """The catalog with its filters and the refresh button; returns [fill, inputs, outputs].
-    The header's refresh button runs the same refresh, and its price line is written again
-    after each."""
+@dataclass(frozen=True)
+class CatalogTab:
+    """The tab's fill (handler, inputs, outputs: in the page's language, after a load or a
+    language change) and its own-prices box, wired with the job's outputs by the page."""
+
+    fill: list[Any]
+    tables: list[Any]
+    own: OwnPrices
+
+
+def catalog_tab(app: App, web_state: gr.State, head: Header) -> CatalogTab:
+    """The catalog with its filters, the refresh button and the own-prices box. The header's
+    refresh button runs the same refresh, and its price line is written again after each. The
+    table shows the catalog the tab ranks from (its uploaded prices laid over the shared one)."""
     with gr.Column():
         filters = _filters(app.catalog())
         search = gr.Textbox(
             label=t("search"), placeholder=t("catalog_search"), elem_id="cat-search", max_lines=1
         )
         button, count, table, more, note = _tables()
+        own = own_prices_box()
         refresh_parts = _refresh_box()
 
     @guarded(4, _lang)
@@ -86,13 +99,18 @@ def catalog_tab(app: App, web_state: gr.State, head: Header) -> list[Any]:
         raw = dict(zip(_FILTERS, values, strict=True))
         chosen = CatalogFilters(**{k: v for k, v in raw.items() if v is not None})
         stale = app.settings.stale_price_days
-        view = catalog_view(app.catalog(), chosen, datetime.now(UTC), stale, lang)
+        view = catalog_view(app.catalog_for(web), chosen, datetime.now(UTC), stale, lang)
         return (
             view.count_markdown,
             table_update(view.key),
             table_update(view.more),
             ui_format(lang, "catalog_note", days=stale),
         )
+
+    @guarded(6, _lang)
+    def fill(web: WebSession | None, *values: Any) -> tuple[Any, ...]:
+        """The tables and the own-prices line (after a load or a language change)."""
+        return (*show(web, *values), *own_prices_line(app, web, _lang(web)))
 
     inputs = [web_state, *filters, search]
     outputs = [count, table, more, note]
@@ -118,7 +136,8 @@ def catalog_tab(app: App, web_state: gr.State, head: Header) -> list[Any]:
     ).then(show, inputs, outputs, api_visibility="private").then(
         prices_line, line_inputs, line_outputs, api_visibility="private"
     )  # fmt: skip
-    return [show, inputs, outputs]
+    filled = [*outputs, own.status, own.remove]
+    return CatalogTab([fill, inputs, filled], [show, inputs, outputs], own)
 
 
 def _tables() -> tuple[Any, ...]:

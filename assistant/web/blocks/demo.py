@@ -42,6 +42,7 @@ from assistant.web.blocks.estimator import estimator_tab
 from assistant.web.blocks.handlers import App
 from assistant.web.blocks.header import header
 from assistant.web.blocks.knowledge import knowledge_tab
+from assistant.web.blocks.own_prices import wire_own_prices
 from assistant.web.blocks.panel import job_form, panel_charts, panel_tables, wire_panel
 from assistant.web.blocks.style import CSS
 from assistant.web.public_api import PublicApi
@@ -108,10 +109,17 @@ def build_demo(settings: Settings, *, assistant: Assistant | None = None) -> gr.
         server_side = [panel.choose, panel.launch_outputs[-1]]  # checked choices, a file
         wire_chat(app, web_state, browser, chat, answer, job, job[2:], server_side)
         wire_panel(app, web_state, browser, panel, job)
+        for changed in wire_own_prices(app, web_state, catalog.own, job):
+            changed.then(*catalog.tables, api_visibility="private")
         head.refresh.click(
             lambda: gr.Tabs(selected="catalog-tab"), None, tab_group, api_visibility="private"
         )
-        fills = [catalog, estimator, [_tab_labels, [web_state], tabs], head.fill(app, web_state)]
+        fills = [
+            catalog.fill,
+            estimator,
+            [_tab_labels, [web_state], tabs],
+            head.fill(app, web_state),
+        ]
         _wire_session(app, demo, web_state, browser, ui_lang, answer, job, fills)
         published = PublicApi(app.catalog, app.assistant.resources.knowledge, app.prices)
         for fn in published.functions():

@@ -45,6 +45,7 @@ from assistant.web.safe_text import safe_messages
 from assistant.web.state.feedback import append_feedback, feedback_path, record_for_like
 from assistant.web.state.sealed import BrowserSeal
 from assistant.web.state.session import WebSession, browser_secret
+from assistant.web.state.tab_catalogs import MAX_TABS, TabCatalogs
 from assistant.web.ui_strings import ui_lang, ui_text
 from assistant.web.uploads import UploadError, model_from_upload, upload_problem
 from tools.catalog.instances import Catalog, Instance
@@ -123,6 +124,9 @@ class App:
         )
         # Set when the page is wired (`wire_chat`): the form and panel its browser applies.
         self.page_updates: PageUpdates | None = None
+        # Price files tabs uploaded (the Catalog tab), and the outputs over each tab's catalog.
+        self.tab_catalogs = TabCatalogs()
+        self._tab_outputs: dict[int, tuple[Catalog, Outputs]] = {}
 
     def _reload_catalog(self) -> None:
         """After a refresh changed prices: load the catalog now (the refresh waits for it, not
@@ -151,11 +155,35 @@ class App:
         self._follow_catalog()
         return self._instances
 
+    def own_catalog(self, web: WebSession | None) -> Catalog | None:
+        """The catalog tab `web` ranks from when it uploaded prices (the shared catalog with
+        its rows laid over), else None."""
+        prices = self.tab_catalogs.get(web.session.id) if isinstance(web, WebSession) else None
+        return prices.over(self.catalog()) if prices is not None else None
+
+    def catalog_for(self, web: WebSession | None) -> Catalog:
+        """The catalog tab `web` ranks from: its own, else the shared one."""
+        own = self.own_catalog(web)
+        return own if own is not None else self.catalog()
+
+    def outputs_for(self, web: WebSession) -> Outputs:
+        """The page's outputs over the catalog tab `web` ranks from."""
+        own = self.own_catalog(web)
+        if own is None:
+            return self.outputs
+        kept = self._tab_outputs.get(id(own))
+        if kept is None:
+            if len(self._tab_outputs) >= MAX_TABS:
+                self._tab_outputs.clear()
+            kept = (own, Outputs(own, {item.id: item for item in own}, self.export_dir))
+            self._tab_outputs[id(own)] = kept
+        return kept[1]
+
     def form_outputs(self, web: WebSession) -> tuple[Any, ...]:
-        return self.outputs.form_outputs(web)
+        return self.outputs_for(web).form_outputs(web)
 
     def panel_outputs(self, web: WebSession) -> tuple[Any, ...]:
-        return self.outputs.panel_outputs(web)
+        return self.outputs_for(web).panel_outputs(web)
 
     def chat_output(self, web: WebSession) -> Any:
         """The chat with the first screen's examples in the interface language."""
@@ -231,7 +259,8 @@ class App:
         override = None if language in (None, "", "auto") else language
         events: list[Any] = []
         last = time.monotonic()
-        for event in self.assistant.respond(text, draft, lang=override):
+        own = self.own_catalog(web)
+        for event in self.assistant.respond(text, draft, lang=override, catalog=own):
             events.append(event)
             if not stream:
                 continue
@@ -267,7 +296,7 @@ class App:
         if not edited:
             return
         web.session.state = web.session.state.model_copy(update=edited)
-        web.panel, web.chosen = compute_panel(web.session.state, self.catalog()), None
+        web.panel, web.chosen = compute_panel(web.session.state, self.catalog_for(web)), None
         web.chat = [*web.chat, *edit_messages]
         if edit_messages:
             web.form_message_at = len(web.chat) - 1
@@ -277,8 +306,8 @@ class App:
         """Form and panel after a turn (the cost chart gets every option that fits), only what
         changed (`Outputs.after_turn`), then what the browser keeps: the rest of the page's turn
         event (`page_answer`)."""
-        web.panel = complete_options(web.panel, web.session.state, self.catalog())
-        return (*self.outputs.after_turn(web), self.save_browser(web))
+        web.panel = complete_options(web.panel, web.session.state, self.catalog_for(web))
+        return (*self.outputs_for(web).after_turn(web), self.save_browser(web))
 
     def feedback(self, web: WebSession | None, like: gr.LikeData) -> None:
         index = like.index if isinstance(like.index, int) else like.index[0]
@@ -299,7 +328,7 @@ class App:
         header = request.headers.get("accept-language") if request else None
         web = WebSession.from_browser(self.seal.open(raw), language_from_header(header))
         if web.session.state.model is not None:
-            web.panel = compute_panel(web.session.state, self.catalog())
+            web.panel = compute_panel(web.session.state, self.catalog_for(web))
         session, chat, *rest = self.job_outputs(web)
         return (session, chat, web.ui_lang, web.answer_lang, *rest)
 
@@ -312,6 +341,8 @@ class App:
         """A new conversation: chat, job, form and panel cleared, and the saved record replaced
         (the languages stay): session, chat, form, panel, then what the browser keeps."""
         fresh = web.fresh() if web is not None else WebSession()
+        if web is not None:  # the tab's uploaded prices are the tab's, not the conversation's
+            self.tab_catalogs.move(web.session.id, fresh.session.id)
         return (*self.job_outputs(fresh), self.save_browser(fresh))
 
     @one_at_a_time
@@ -353,7 +384,7 @@ class App:
         if after == before:  # nothing new (one dropdown pick arrives twice): nothing to redraw
             return _skipped(_JOB_OUTPUTS)
         web.session.state = after
-        self._changed(web, before, compute_panel(after, self.catalog()))
+        self._changed(web, before, compute_panel(after, self.catalog_for(web)))
         return self.job_outputs(web)
 
     @guarded(_JOB_OUTPUTS, _lang)
@@ -372,7 +403,7 @@ class App:
             return _skipped(_JOB_OUTPUTS)
         before = web.session.state
         web.session.state = before.model_copy(update={"model": arch})
-        data = compute_panel(web.session.state, self.catalog())
+        data = compute_panel(web.session.state, self.catalog_for(web))
         data.notes.insert(
             0,
             PanelNote(key="upload_done", values={"name": arch.name, "params": arch.total_params()}),
@@ -386,7 +417,7 @@ class App:
         """The launch spec of the instance `chosen` (a ranked row's id)."""
         web = web if web is not None else WebSession()
         web.chosen = chosen
-        return self.outputs.launch_outputs(web)
+        return self.outputs_for(web).launch_outputs(web)
 
     def pick_row(self, web: WebSession | None, selected: gr.SelectData) -> tuple[Any, ...]:
         """The launch spec of the ranked row the user selected (its instance id, so a sorted
