@@ -138,6 +138,12 @@ def i18n_tables() -> dict[str, dict[str, str]]:
     return tables
 
 
+def fixed_english() -> dict[str, dict[str, str]]:
+    """What Gradio's components write in English whatever the locale (a title or aria-label
+    its tables do not cover), by that English: its text in each language."""
+    return _texts(_raw().get("gradio_fixed") or {})
+
+
 def example_prompts(lang: str) -> tuple[str, ...]:
     """The example requests of the first screen in `lang` (English for another language)."""
     return _table()[1][ui_lang(lang)]

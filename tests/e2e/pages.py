@@ -210,7 +210,9 @@ def english_fragments(lang: str) -> set[str]:
 # Gradio's own words that would show in English if its tables or ours missed them.
 GRADIO_ENGLISH = (
     "Use via API", "Copy message", "Clear filters", "Sort ascending", "Drop File Here",
-    "Click to Upload", "Search...", "Built with Gradio",
+    "Click to Upload", "Search...", "Built with Gradio", "Copy table data", "Fullscreen",
+    "Table actions", "More tabs", "chatbot conversation", "Click to view actions",
+    "Vega visualization",
 )  # fmt: skip
 
 

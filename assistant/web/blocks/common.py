@@ -8,6 +8,7 @@ wires their events to the pure view functions of `assistant.web`.
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Callable
@@ -18,7 +19,7 @@ import gradio as gr
 
 from assistant.answers.literal import as_html_text
 from assistant.web.tables import Table
-from assistant.web.ui_strings import i18n_tables, ui_format, ui_text
+from assistant.web.ui_strings import fixed_english, i18n_tables, ui_format, ui_text
 from tools.errors import AdvisorError
 from tools.languages import LANGUAGE_NAMES, LANGUAGES
 
@@ -49,7 +50,44 @@ STORAGE_KEY = "gpu-advisor-conversation"
 # Switches the page's language in the browser: Gradio translates every gr.I18n label and its own
 # strings with its locale store, which its `core` module sets with `changeLocale`; that module is
 # already loaded, so importing it again returns the same instance.
-SET_LOCALE_JS = """
+# Gradio's own English titles and aria-labels (`ui_strings.fixed_english`) in the page's
+# language: each written as it appears, and again after a change of language; the words any
+# language gives a title are read back to its English first.
+_FIXED_ENGLISH_JS = """
+  const table = %s;
+  const english = {};
+  for (const [en, texts] of Object.entries(table)) {
+    for (const text of Object.values(texts)) english[text] = en;
+  }
+  const fix = (el) => {
+    for (const name of ["title", "aria-label"]) {
+      const value = el.getAttribute && el.getAttribute(name);
+      const en = value && english[value];
+      if (!en) continue;
+      const want = table[en][window.gaFixedLang] || en;
+      if (value !== want) el.setAttribute(name, want);
+    }
+  };
+  const fixAll = (root) => {
+    fix(root);
+    if (root.querySelectorAll) root.querySelectorAll("[title], [aria-label]").forEach(fix);
+  };
+  window.gaFixedLang = lang || "en";
+  if (!window.gaFixedObserver) {
+    window.gaFixedObserver = new MutationObserver((changes) => {
+      for (const change of changes) {
+        if (change.type === "attributes") fix(change.target);
+        change.addedNodes.forEach((node) => { if (node.nodeType === 1) fixAll(node); });
+      }
+    });
+    window.gaFixedObserver.observe(document.body, {
+      subtree: true, childList: true, attributes: true, attributeFilter: ["title", "aria-label"],
+    });
+  }
+  fixAll(document.body);
+"""
+SET_LOCALE_JS = (
+    """
 async (lang) => {
   const core = performance.getEntriesByType("resource").map((e) => e.name)
     .find((name) => /\\/assets\\/core-[\\w-]+\\.js$/.test(name));
@@ -58,9 +96,13 @@ async (lang) => {
     module.changeLocale(lang);
   }
   document.documentElement.lang = lang || "en";
+"""
+    + _FIXED_ENGLISH_JS % json.dumps(fixed_english(), ensure_ascii=False)
+    + """
   return [];
 }
 """
+)
 Widths = list[str | int]
 F = TypeVar("F", bound=Callable[..., Any])
 

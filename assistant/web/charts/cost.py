@@ -189,6 +189,20 @@ def cost_chart(points: Sequence[CostPoint], lang: str) -> dict[str, Any]:
     return spec
 
 
+def _embed_options(lang: str) -> dict[str, Any]:
+    """What vega-embed (Gradio's chart renderer) reads from the chart: its actions menu in
+    `lang`, saving the picture only (no source, and no "Open in Vega Editor", which would send
+    the chart's data to an outside site)."""
+    return {
+        "actions": {"export": True, "source": False, "compiled": False, "editor": False},
+        "i18n": {
+            "CLICK_TO_VIEW_ACTIONS": ui_text(lang, "chart_actions"),
+            "PNG_ACTION": ui_text(lang, "chart_save_png"),
+            "SVG_ACTION": ui_text(lang, "chart_save_svg"),
+        },
+    }
+
+
 @lru_cache(maxsize=CACHED_CHARTS)
 def _spec_without_data(
     lang: str, x_scale: tuple[tuple[str, Any], ...], y_scale: tuple[tuple[str, Any], ...]
@@ -253,7 +267,12 @@ def _spec_without_data(
     # are 15 rows) add theirs below. Gradio fits an Altair chart whole into its height
     # (config autosize "fit"), which left the points a strip of about 50 px.
     fit_width = alt.AutoSizeParams(type="fit-x", contains="padding")
-    chart = alt.layer(front, dots, ring, label).properties(height=HEIGHT, autosize=fit_width)
+    chart = alt.layer(front, dots, ring, label).properties(
+        height=HEIGHT,
+        autosize=fit_width,
+        description=ui_text(lang, "cost_chart_description"),  # the chart's aria-label
+        usermeta={"embedOptions": _embed_options(lang)},
+    )
     spec = chart.to_dict()  # validated against the Vega-Lite schema here
     if spec.get("data") != {"values": []} or any("data" in layer for layer in spec["layer"]):
         raise RuntimeError("the cost chart's layers must share the chart's one dataset")
