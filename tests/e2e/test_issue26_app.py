@@ -198,3 +198,26 @@ def test_5_an_uploaded_price_file_ranks_this_tab_and_a_bad_one_is_refused(
     sync_api.expect(page.locator("#own-prices-status")).to_contain_text("no longer used")
     open_tab(page, "Advisor")
     assert "n3-A100x1" not in cells(page, "#ranked", 1, 1)[0], "removed: the shared catalog"
+
+
+# --------------------------------------------------------------------- 8. smaller defects
+
+SPOT_FIELD = """() => {
+  const box = document.querySelector('#form-spot');
+  const checked = box.querySelector('input[type=radio]:checked');
+  return {text: box.innerText, checked: checked ? checked.value : null};
+}"""
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_8_a_default_hint_goes_when_the_chat_sets_the_field(open_page: Any, size: str) -> None:
+    page = open_page(size)
+    ask(page, JOB["en"][0])
+    open_form(page)
+    before = page.evaluate(SPOT_FIELD)
+    assert before["checked"] is None and "assumed: no spot" in before["text"]
+    ask(page, JOB["en"][1])
+    after = page.evaluate(SPOT_FIELD)
+    assert after["checked"] == "allowed", after
+    assert "assumed" not in after["text"], f"no default hint beside a chosen value: {after}"
+    shot(page, f"issue26-8-spot-hint-{size}")

@@ -166,8 +166,8 @@ class Outputs:
             value, hint = shown.values[name], hints.get(name)
             if name == "model":
                 fields.append(gr.update(value=value, info=ui_text(lang, "model_info")))
-            elif name in _HINTED:
-                fields.append(gr.update(value=value, info=hint))
+            elif name in _HINTED:  # "", not None: an update's None leaves the old hint shown
+                fields.append(gr.update(value=value, info=hint or ""))
             else:
                 fields.append(gr.update(value=value, placeholder=hint or ""))
         currency = gr.update(value=shown.currency, choices=list(CURRENCIES))
