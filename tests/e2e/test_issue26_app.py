@@ -221,3 +221,30 @@ def test_8_a_default_hint_goes_when_the_chat_sets_the_field(open_page: Any, size
     assert after["checked"] == "allowed", after
     assert "assumed" not in after["text"], f"no default hint beside a chosen value: {after}"
     shot(page, f"issue26-8-spot-hint-{size}")
+
+
+WELCOME_TOP = """() => {
+  const intro = document.querySelector('#chat .placeholder');
+  let box = document.querySelector('#chat').getBoundingClientRect();
+  for (let el = intro.parentElement; el && el.id !== 'chat'; el = el.parentElement) {
+    const style = getComputedStyle(el);  // the parts that scroll clip what they show
+    if (['auto', 'scroll', 'hidden'].includes(style.overflowY)) {
+      const r = el.getBoundingClientRect();
+      box = {top: Math.max(box.top, r.top), bottom: Math.min(box.bottom, r.bottom)};
+    }
+  }
+  return {intro: intro.getBoundingClientRect().top, top: box.top, bottom: box.bottom};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "tr"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_8_the_welcome_text_is_shown_from_its_first_line(
+    open_page: Any, size: str, lang: str
+) -> None:
+    page = open_page(size, LOCALES[lang])
+    page.wait_for_selector("#chat .placeholder")
+    page.wait_for_timeout(800)
+    where = page.evaluate(WELCOME_TOP)
+    assert where["top"] <= where["intro"] < where["bottom"], f"the first line is shown: {where}"
+    shot(page, f"issue26-8-welcome-{size}-{lang}", full=False)

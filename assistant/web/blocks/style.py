@@ -73,6 +73,11 @@ CSS = f"""
   .input-row {{flex-wrap: wrap !important}}
   .input-row > * {{min-width: calc(50% - 8px) !important; flex: 1 1 calc(50% - 8px) !important}}
   #chat {{height: min(62vh, 560px) !important}}
+  /* The first screen's welcome and examples whole, from their first line: Gradio scrolls a
+     chat to its end, which started the welcome mid-sentence on a phone. */
+  #chat:has(.placeholder-content) {{height: auto !important; max-height: none !important}}
+  #chat .bubble-wrap:has(> .placeholder-content) {{height: auto !important;
+    max-height: none !important; overflow-y: visible !important}}
   button, input, textarea, [role="combobox"], [role="tab"] {{min-height: 44px}}
 }}
 /* Gradio hides its "Use via API or MCP" link under 640 px; the README points phones to it too.
