@@ -154,7 +154,11 @@ def patterns(lang: str) -> Patterns:
             c(
                 f"{alt('label.seq_len')}{label_link}{num}(?P<k>k)?(?!\\w)(?:\\s*{alt('noun.tokens')})?"
             ),
-            c(f"{num}(?P<k>k)?[\\s-]*(?:{alt('noun.tokens')}[\\s-]*)?{alt('label.seq_len')}"),
+            # "8k context", "8k tokens of context", "8k de contexte", "8k di contesto"
+            c(
+                f"{num}(?P<k>k)?[\\s-]*(?:{alt('noun.tokens')}[\\s-]*)?"
+                f"(?:(?:of|de|d'|van|von|an)\\s*)?{alt('label.seq_len')}"
+            ),
             c(f"{num}(?P<k>k)?\\s*{alt('noun.tokens')}\\s*{alt('per_each')}"),
         ),
         tokens=c(f"{num}{mag}?\\s*{conn}{alt('noun.tokens')}"),

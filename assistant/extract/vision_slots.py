@@ -19,10 +19,19 @@ __all__ = ["read_vision"]
 
 _TOKEN = re.compile(r"[^\s,;:!?()\"'<>|¦]+")
 _MAX_WORDS = 5
-_RESOLUTION = re.compile(r"\b(\d{3,4})\s*(?:px|pixels?|piksel)\b|\b(\d{3,4})\s*[x×]\s*\2\b")
+# A side in pixels: "1024px", "1024 res", "512er Auflösung", "1024'lük çözünürlük", "768x768",
+# "resolution 1024", "résolution de 768" (folded text: no accents).
+_RES_WORD = r"(?:res|resolution|resolutie|auflosung|resolucion|cozunurluk\w*)"
+_RESOLUTION = re.compile(
+    r"\b(\d{3,4})(?:er|'?l[iu]k)?\s*(?:px|pixels?|piksel|" + _RES_WORD + r")\b"
+    r"|\b(\d{3,4})\s*[x×]\s*\2\b"
+    r"|\b" + _RES_WORD + r"\s*(?:[:=]|of|de|van|von|at|a)?\s*(\d{3,4})(?:\s*px)?\b"
+)
+# A count of training images: "30 pics", "15 selfies", "200 fotoğraf", "40 Bilder".
 _IMAGES = re.compile(
-    r"\b(\d{1,7})\s+(?:\w+\s+)?(?:images?|photos?|pictures?|afbeeldingen|foto'?s|fotos"
-    r"|bilder[n]?|imagenes|gorsel|resim|fotograf)\b"
+    r"\b(\d{1,7})\s+(?:\w+\s+)?(?:images?|photos?|pictures?|pics?|pix|selfies?|selfis"
+    r"|snapshots?|portraits?|afbeeldingen|plaatjes|portretten|foto'?s|fotos|fotografias"
+    r"|bilder[n]?|imagenes|gorsel\w*|resim\w*|fotograf\w*)\b"
 )
 _STEPS = re.compile(r"\b(\d{1,7})\s*(?:steps?|stappen|etapes|pas|schritte[n]?|pasos|adim)\b")
 _DREAMBOOTH = re.compile(r"\bdream\s?booth\b")

@@ -36,6 +36,21 @@ def eur(amount: float) -> Money:
         ("es", "si usamos instancias spot", {"spot": "allowed"}),
         ("it", "lora con 40 milioni di token", {"method": "lora", "tokens": 40e6}),
         ("pt", "qlora com 2 bilhões de tokens", {"method": "qlora", "tokens": 2e9}),
+        # issue 25, pattern 3: follow-ups as typed, with verbs of permission
+        ("fr", "8k de contexte", {"seq_len": 8192}),
+        ("fr", "passe à un contexte de 8k et autorise le spot",
+         {"seq_len": 8192, "spot": "allowed"}),
+        ("fr", "n'autorise pas le spot", {"spot": "never"}),
+        ("tr", "spot olsun", {"spot": "allowed"}),
+        ("tr", "bağlamı 8k yap ve spot'a izin ver", {"seq_len": 8192, "spot": "allowed"}),
+        ("tr", "spot'a izin verme", {"spot": "never"}),
+        ("de", "erlaube spot", {"spot": "allowed"}),
+        ("de", "erlaube keinen spot", {"spot": "never"}),
+        ("es", "permite spot y contexto de 4k", {"seq_len": 4096, "spot": "allowed"}),
+        ("es", "no permitas spot", {"spot": "never"}),
+        ("nl", "sta spot toe", {"spot": "allowed"}),
+        ("en", "8k of context, and enable spot", {"seq_len": 8192, "spot": "allowed"}),
+        ("en", "don't allow spot", {"spot": "never"}),
     ],
 )  # fmt: skip
 def test_colloquial_phrasing_sets_the_fields_it_states(

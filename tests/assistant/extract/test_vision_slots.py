@@ -27,11 +27,29 @@ LLAVA = "llava-hf/llava-1.5-7b-hf"
          {"model": SDXL, "dreambooth": True, "images": 20, "resolution": 1024}),
         ("SDXL dreambooth, 25 görsel, 512 piksel", "tr",
          {"model": SDXL, "dreambooth": True, "images": 25, "resolution": 512}),
+        # issue 25, pattern 4: resolution and image counts as people write them
+        ("fine-tune SDXL with LoRA on 30 pics at 1024 res", "en",
+         {"model": SDXL, "images": 30, "resolution": 1024}),
+        ("SDXL LoRA mit 15 Selfies, 512er Auflösung", "de",
+         {"model": SDXL, "images": 15, "resolution": 512}),
+        ("SDXL, 1024'lük çözünürlükte 200 fotoğraf", "tr",
+         {"model": SDXL, "images": 200, "resolution": 1024}),
+        ("SDXL en résolution de 768 avec 40 photos", "fr",
+         {"model": SDXL, "images": 40, "resolution": 768}),
+        ("SDXL, resolución 512, 12 selfis", "es", {"model": SDXL, "images": 12, "resolution": 512}),
+        ("SDXL met 50 plaatjes op resolutie 1024", "nl",
+         {"model": SDXL, "images": 50, "resolution": 1024}),
     ],
 )  # fmt: skip
 def test_image_jobs_in_six_languages(text: str, lang: str, expected: dict[str, object]) -> None:
     given = extract_slots(text, lang).given()
     assert {k: given.get(k) for k in expected} == expected
+
+
+def test_no_resolution_from_other_words() -> None:
+    assert extract_slots("1024 resources on 2048 tokens resolution", "en").given() == {
+        "seq_len": 2048
+    }
 
 
 def test_negations_and_the_masking() -> None:
