@@ -49,6 +49,7 @@ from tools.catalog.instances import Catalog
 from tools.enums import Method
 from tools.errors import AdvisorError
 from tools.job import JobSpec, JobUpdate, Money, apply_update
+from tools.job.spec import IMAGE_FIELDS
 from tools.memory import MemoryEstimate
 from tools.ranking import RankResult
 
@@ -187,12 +188,17 @@ class PlannedCall:
 # --------------------------------------------------------------------------- tool arguments
 
 
+IMAGE_ONLY = (*IMAGE_FIELDS, "images", "steps")  # what the estimator clears for a language model
+
+
 def _tool_args(plan: ResolvedJob, names: tuple[str, ...]) -> dict[str, Any]:
     """The job as a tool call: the model as the user named it, and every field of `names` the
     conversation set (JSON-safe); the tool resolves the rest with the same defaults, so its
     result is the plan's. A value the plan dropped (see its notices) is left out."""
     spec = plan.spec
-    dropped = {notice.field for notice in plan.notices if notice.kind == "invalid_value"}
+    dropped: set[str] = {n.field for n in plan.notices if n.kind == "invalid_value"}
+    if plan.estimate_input is not None:  # a language model: an earlier image job's fields
+        dropped |= set(IMAGE_ONLY)  # ("SDXL at 1024px", then "Llama 3.1 8B") do not apply
     args = spec.model_dump(mode="json", include=set(names) - dropped, exclude_none=True)
     for name in ("max_price_per_hour", "budget"):
         money = getattr(spec, name)

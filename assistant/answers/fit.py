@@ -19,10 +19,11 @@ MAX_WAYS = 5
 def compose_fit_answer(
     lang: str, checks: Sequence[FitCheck], gpu: str | None, method: str | None
 ) -> Answer:
-    """One verdict per memory size checked (`gpu` names the card when the user named one),
-    each with its margin, then the nearest ways to fit for the first that does not fit."""
+    """One verdict per memory size checked (`gpu` names the card when the user named one;
+    sizes with the same verdict share one), each with its margin, then the nearest ways to fit
+    for the first that does not fit."""
     t = Text(lang)
-    blocks = [_verdict(t, check, gpu, method) for check in checks]
+    blocks = [_verdict(t, same, gpu, method) for same in _alike(checks)]
     failing = next((c for c in checks if not c.fits), None)
     ways = failing.ways if failing is not None else []
     if ways:
@@ -39,7 +40,21 @@ def _hardware(t: Text, check: FitCheck, gpu: str | None) -> str:
     return t.plural("fit.hardware_size", check.gpu_count)
 
 
-def _verdict(t: Text, check: FitCheck, gpu: str | None, method: str | None) -> str:
+def _alike(checks: Sequence[FitCheck]) -> list[list[FitCheck]]:
+    """The checks in order, those with the same verdict, need and GPU count together (a GPU
+    sold in two sizes, an 80 and a 94 GiB H100, gets one verdict naming both)."""
+    groups: dict[tuple[bool, int, int], list[FitCheck]] = {}
+    for check in checks:
+        groups.setdefault((check.fits, check.need_bytes, check.gpu_count), []).append(check)
+    return list(groups.values())
+
+
+def _verdict(t: Text, same: Sequence[FitCheck], gpu: str | None, method: str | None) -> str:
+    check = same[0]
+    sizes = sorted({c.vram_bytes for c in same})
+    vram = t.gib(sizes[0])
+    for size in sizes[1:]:
+        vram = t.msg("fit.either", first=vram, second=t.gib(size))
     method_word = t.label("method", str(check.settings.get("method", method or "")))
     key = "fit.verdict_yes" if check.fits else "fit.verdict_no"
     head = t.msg(
@@ -48,10 +63,13 @@ def _verdict(t: Text, check: FitCheck, gpu: str | None, method: str | None) -> s
         method=method_word,
         hardware=_hardware(t, check, gpu),
         need=t.gib(check.need_bytes),
-        vram=t.gib(check.vram_bytes),
+        vram=vram,
     )
-    margin_key = "fit.spare" if check.fits else "fit.short"
-    margin = t.msg(margin_key, amount=t.gib(abs(check.spare_bytes)))
+    margins = sorted({abs(c.spare_bytes) for c in same})
+    amount = t.gib(margins[0])
+    if len(margins) > 1:
+        amount = t.msg("fit.amount_range", low=amount, high=t.gib(margins[-1]))
+    margin = t.msg("fit.spare" if check.fits else "fit.short", amount=amount)
     return f"{head} {margin}"
 
 

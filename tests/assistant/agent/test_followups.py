@@ -62,3 +62,18 @@ def test_a_question_about_two_options_changes_nothing(advisor: Assistant) -> Non
     result = advisor.respond("vale, ¿y qué diferencia hay entre fp16 y bf16?", session).result
     assert result.intent == "guidance" and result.language == "es"
     assert session.state == before
+
+
+def test_a_language_job_after_an_image_job_leaves_the_image_fields_out(
+    advisor: Assistant,
+) -> None:
+    """The fuzz test found it: "SDXL at 1024 res", then a Llama job, was refused as "1024 is not
+    a valid resolution"; the estimator clears image fields for a language model, and so do the
+    tool calls."""
+    session = Session()
+    assert advisor.respond("SDXL LoRA at 1024 res", session, lang="en").result.intent == "job"
+    result = advisor.respond("LoRA on Llama 3.1 8B, 100M tokens", session, lang="en").result
+    assert "GiB per GPU" in result.answer, result.answer
+    (call, *_) = [c for c in result.tool_calls if c.name == "estimate_memory"]
+    assert "resolution" not in call.args and call.args["model"] == "meta-llama/Llama-3.1-8B"
+    assert session.state.resolution == 1024, "kept for a return to the image model"
