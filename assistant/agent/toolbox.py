@@ -267,7 +267,8 @@ def run_check_fit(args: BaseModel, uploaded: ModelArch | None = None) -> tuple[s
 
 
 def _fit_spec(data: dict[str, Any], uploaded: ModelArch | None = None) -> JobSpec:
-    data["model"] = resolve_tool_model(data["model"], uploaded)
+    if find_multimodal(str(data["model"]).strip()) is None:  # an image model stays a name
+        data["model"] = resolve_tool_model(data["model"], uploaded)
     return JobSpec.parse(data)
 
 

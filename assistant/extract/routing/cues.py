@@ -21,8 +21,8 @@ from tools.job import JobSpec, JobUpdate
 __all__ = ["Cues", "read_cues"]
 
 _CATEGORIES = ("why", "against", "not", "compare", "alternative", "between", "pair", "fit", "own",
-               "serve", "train", "greet", "ask_time", "ask_cost", "how_much", "cost_word",
-               "how_long", "time_word", "follow")  # fmt: skip
+               "can", "rent", "serve", "train", "greet", "ask_time", "ask_cost", "how_much",
+               "cost_word", "how_long", "time_word", "follow")  # fmt: skip
 _WHY_REACH = 40  # characters after "why" where a negation makes it "why not"
 _OPENING = " \t\n¿¡\"'(-."  # stripped before the opening words of a follow-up
 _WORD = re.compile(r"[^\W\d_]+|\d+")
@@ -54,6 +54,8 @@ class Cues:
     compare_words: bool  # comparison words, or two GPUs offered as alternatives
     fit_words: bool
     own_words: bool
+    can_words: bool  # "can I ...?": whether the job can be done (on the hardware named)
+    rent_words: bool  # renting or choosing what to rent: a ranking question
     serve_words: bool
     train_words: bool
     greeting: bool
@@ -143,6 +145,8 @@ def read_cues(
         compare_words=has("compare") or _offers_alternatives(folded, found),
         fit_words=has("fit"),
         own_words=has("own"),
+        can_words=has("can"),
+        rent_words=has("rent"),
         serve_words=has("serve"),
         train_words=has("train"),
         greeting=has("greet"),

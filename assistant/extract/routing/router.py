@@ -126,6 +126,8 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("fit_check", TIPS, "asks whether it fits or is enough"))
     if c.own_words and (c.gpu_families or c.vram):
         weights.append(("fit_check", TIPS, "names hardware one has"))
+    if c.can_words and len(c.gpu_families) == 1 and not (c.rent_words or c.compare_words):
+        weights.append(("fit_check", TIPS, "asks whether it can be done on the GPU it names"))
     if c.serve_words and not c.train_words:
         weights.append(("out_of_scope", DECIDES, "serving or inference, no training"))
     if c.train_words:

@@ -171,8 +171,7 @@ def test_turn_result_consumes_the_rest(assistant: Assistant) -> None:
     [
         ("nl", "Stable Diffusion XL finetunen met dreambooth, welke GPU huur ik?",
          "stabilityai/stable-diffusion-xl-base-1.0"),
-        ("fr", "Est-ce que je peux affiner LLaVA 1.5 7B sur une seule RTX 4090 ?",
-         "llava-hf/llava-1.5-7b-hf"),
+        ("fr", "Affiner LLaVA 1.5 7B : quelle GPU louer ?", "llava-hf/llava-1.5-7b-hf"),
         ("de", "FLUX.1-dev mit LoRA feintunen, 1024px", "black-forest-labs/FLUX.1-dev"),
     ],
 )  # fmt: skip
@@ -195,6 +194,29 @@ def test_an_image_model_job_gets_its_estimate_and_its_ranking(
         "one GPU: the ranking's need is the estimate's"
     )
     assert result.grounded and result.language == lang
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "model_id", "verdict"),
+    [
+        ("fr", "Est-ce que je peux affiner LLaVA 1.5 7B sur une seule RTX 4090 ?",
+         "llava-hf/llava-1.5-7b-hf", "**Oui, ça tient.**"),
+        ("en", "does FLUX.1-dev LoRA fit on my 3090?", "black-forest-labs/FLUX.1-dev",
+         "**No, it does not fit.**"),
+        ("tr", "SDXL LoRA, 4090'ımda eğitebilir miyim?", "stabilityai/stable-diffusion-xl-base-1.0",
+         "**Evet, sığıyor.**"),
+    ],
+)  # fmt: skip
+def test_an_image_model_fit_question_gets_its_verdict(
+    assistant: Assistant, lang: str, text: str, model_id: str, verdict: str
+) -> None:
+    """Issue 25, pattern 4: check_fit knew no diffusion or vision-language model ("nearest:
+    google-t5/t5-base"), and "can I ... on a single RTX 4090?" got a ranking without a verdict."""
+    result = assistant.respond(text, Session()).result
+    assert [c.name for c in result.tool_calls] == ["check_fit"], result.answer
+    assert result.tool_calls[0].result["model_id"] == model_id
+    assert result.answer.startswith(verdict) and result.language == lang
+    assert result.grounded
 
 
 def test_a_bad_catalog_file_leaves_the_rest_and_says_which_row(

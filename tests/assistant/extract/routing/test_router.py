@@ -133,3 +133,27 @@ def test_a_conditional_fit_question_with_hardware_is_a_fit_check(lang: str, text
     routed = route_intent(text, lang, JOB, extract_slots(text, lang), "job")
     assert routed.intent == "fit_check", routed.reasons
     assert not any("keeps the conversation's model" in r for r in routed.reasons)
+
+
+CAN_I = [
+    ("en", "can I do QLoRA on Llama 3.1 70B with one H100?", "fit_check"),
+    ("tr", "Llama 3.1 70B QLoRA, 100M token, H100 ile yapabilir miyim?", "fit_check"),
+    ("tr", "Llama 3.1 70B QLoRA, tek bir H100 üzerinde eğitebilir miyim?", "fit_check"),
+    ("de", "kann ich Llama 3.1 8B mit LoRA auf einer L4 trainieren?", "fit_check"),
+    ("es", "¿puedo hacer LoRA de Llama 3.1 8B en una A10G?", "fit_check"),
+    # renting, or two GPUs: a ranking or a comparison, not a fit check
+    ("en", "can I rent an H100 for QLoRA on Llama 3.1 70B?", "job"),
+    ("en", "can I do QLoRA on Llama 3.1 70B, A100 or H100?", "compare"),
+    (
+        "tr",
+        "Llama 3.1 70B QLoRA için hangi GPU'yu kiralayabilirim, H100 olur mu yoksa A100 mü?",
+        "compare",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lang", "text", "intent"), CAN_I)
+def test_can_i_with_one_gpu_named_asks_whether_it_fits(lang: str, text: str, intent: str) -> None:
+    """Issue 25, pattern 6: "H100 ile yapabilir miyim?" got a ranking with no verdict."""
+    routed = route_intent(text, lang, JobSpec(), extract_slots(text, lang), None)
+    assert routed.intent == intent, routed.reasons
