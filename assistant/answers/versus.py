@@ -38,8 +38,14 @@ def _setup(t: Text, option: RankedOption) -> str:
     return gpus if option.plan == "single" else f"{gpus}, {t.msg(f'plan.{option.plan}')}"
 
 
-def _main_kind(ranking: RankResult) -> str | None:
-    kinds = Counter(item.kind for item in ranking.excluded)
+# What a side ranking (one GPU or provider) filters by itself: its exclusions for these rules
+# are every other offer, not a reason the asked-for offers were left out.
+_SIDE_FILTERS = ("gpu", "provider")
+
+
+def _main_kind(ranking: RankResult, skip: Sequence[str] = ()) -> str | None:
+    """The rule that left out the most offers (`skip`: rules not counted)."""
+    kinds = Counter(item.kind for item in ranking.excluded if item.kind not in skip)
     return min(kinds, key=lambda k: (-kinds[k], k)) if kinds else None
 
 
@@ -70,8 +76,8 @@ def compose_compare_answer(lang: str, sides: Sequence[Side], model: str) -> Answ
 def _left_out_words(t: Text, ranking: RankResult | None) -> str:
     if ranking is None or ranking.considered == 0 or not ranking.excluded:
         return t.msg("compare.not_in_catalog")
-    kind = _main_kind(ranking)
-    return t.msg(f"none.kind.{kind}")
+    kind = _main_kind(ranking, _SIDE_FILTERS)
+    return t.msg(f"none.kind.{kind}") if kind else t.msg("compare.not_in_catalog")
 
 
 def compose_why_not_answer(
@@ -98,9 +104,9 @@ def compose_why_not_answer(
             else t.msg("why_not.ranked_lower", target=target)
         )
         return t.answer([head, _against(t, mine, first, main.job.objective)])
-    if side is None or side.considered == 0 or not side.excluded:
+    kind = _main_kind(side, _SIDE_FILTERS) if side is not None and side.considered else None
+    if kind is None:
         return t.answer([t.msg("why_not.not_in_catalog", target=target)])
-    kind = _main_kind(side) or "memory"
     lines = [t.msg("why_not.left_out", target=target, reason=t.msg(f"none.kind.{kind}"))]
     lines.append(_limit_detail(t, kind, state, relaxed, estimate))
     if first is not None:

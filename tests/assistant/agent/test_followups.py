@@ -77,3 +77,19 @@ def test_a_language_job_after_an_image_job_leaves_the_image_fields_out(
     (call, *_) = [c for c in result.tool_calls if c.name == "estimate_memory"]
     assert "resolution" not in call.args and call.args["model"] == "meta-llama/Llama-3.1-8B"
     assert session.state.resolution == 1024, "kept for a return to the image model"
+
+
+@pytest.mark.parametrize(
+    "first", ["FLUX.1-dev LoRA fine-tune, 1024px, 30 images", "LoRA on Llama 3.1 70B, 100M tokens"]
+)
+def test_why_not_names_the_rule_that_left_the_gpu_out(advisor: Assistant, first: str) -> None:
+    """Issue 25, pattern 4: "would a 4090 work for that?" was told "not a GPU you asked for": the
+    side ranking for one GPU leaves every other GPU out by that rule, which outnumbered the
+    memory rule that left the asked-for GPU out."""
+    session = Session()
+    assert advisor.respond(first, session, lang="en").result.intent == "job"
+    result = advisor.respond("why not an A10G?", session, lang="en").result
+    assert result.intent == "why_not"
+    assert result.answer.startswith("Every A10G offer was left out: not enough GPU memory"), (
+        result.answer
+    )
