@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.advice import estimate_job
+from tools.advice import Assumed, estimate_job
 from tools.job import JobSpec
 from tools.memory import EstimateInput
 from tools.units import GIB
@@ -56,6 +56,10 @@ class FitCheck(BaseModel):
     fits: bool
     settings: dict[str, Any] = Field(description="the job's training and plan fields as resolved")
     ways: list[FitWay] = Field(description="single changes that lower the need, fitting first")
+    assumed: list[Assumed] = Field(
+        default_factory=list,
+        description="the defaults the check used for open training and plan fields",
+    )
 
 
 def check_fit(spec: JobSpec, vram_gib: float, gpu_count: int = 1) -> FitCheck:
@@ -96,6 +100,7 @@ def check_fit(spec: JobSpec, vram_gib: float, gpu_count: int = 1) -> FitCheck:
         fits=need <= vram,
         settings=settings,
         ways=useful,
+        assumed=resolved.shown_assumptions("estimate"),
     )
 
 

@@ -31,6 +31,7 @@ from assistant.agent.turn import (
 )
 from assistant.answers import compose
 from assistant.answers.fit import compose_fit_answer
+from assistant.answers.job import defaults_line
 from assistant.answers.parts import Answer, Text
 from assistant.answers.talk import changes_line, compose_amend_unclear, compose_hello, compose_scope
 from assistant.answers.versus import Side, compose_compare_answer, compose_why_not_answer
@@ -177,9 +178,9 @@ def compose_for(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> Answer:
     if intent == "fit_check":
         return _fit_answer(ctx, outcomes)
     if intent == "compare":
-        return _compare_answer(ctx, outcomes)
+        return _with_defaults(ctx, _compare_answer(ctx, outcomes))
     if intent == "why_not":
-        return _why_not_answer(ctx, outcomes)
+        return _with_defaults(ctx, _why_not_answer(ctx, outcomes))
     answer = job_answer(ctx, outcomes)
     if answer is not None and intent == "amend":
         return _with_changes(ctx, answer)
@@ -188,6 +189,16 @@ def compose_for(ctx: TurnContext, outcomes: Sequence[ToolOutcome]) -> Answer:
     if answer is not None:
         return answer
     return compose.compose_guidance_answer(ctx.lang, _passages(outcomes))
+
+
+def _with_defaults(ctx: TurnContext, answer: Answer) -> Answer:
+    """`answer` with the defaults its ranking rests on, as a job answer states them (issue 25:
+    a comparison used 100M tokens and 2,048-token sequences without a word)."""
+    if ctx.plan is None:
+        return answer
+    t = Text(ctx.lang)
+    line = defaults_line(t, ctx.plan.shown_assumptions("rank"))
+    return t.answer([answer.text, line], answer.citations) if line else answer
 
 
 def _with_changes(ctx: TurnContext, answer: Answer) -> Answer:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assistant.answers.job import defaults_line
 from assistant.answers.parts import Answer, Text
 from tools.fit import FitCheck, FitWay
 
@@ -31,6 +32,8 @@ def compose_fit_answer(
         blocks.append(f"**{t.msg('fit.ways_heading')}**\n" + "\n".join(f"- {x}" for x in lines))
     elif failing is not None:
         blocks.append(t.msg("fit.no_way"))
+    if checks:  # the defaults the check used, from its own result
+        blocks.append(defaults_line(t, checks[0].assumed))
     return t.answer(blocks)
 
 

@@ -93,3 +93,18 @@ def test_why_not_names_the_rule_that_left_the_gpu_out(advisor: Assistant, first:
     assert result.answer.startswith("Every A10G offer was left out: not enough GPU memory"), (
         result.answer
     )
+
+
+def test_compare_why_not_and_fit_answers_state_their_defaults(advisor: Assistant) -> None:
+    """Issue 25, pattern 5: comparison and why-not answers used 100M tokens and 2,048-token
+    sequences without a word; a fit answer states what its check assumed."""
+    session = Session()
+    assert advisor.respond("LoRA on Llama 3.1 8B", session, lang="en").result.intent == "job"
+    for question in ("compare an A10G and an L40S for that", "why not an A10G?",
+                     "would it fit on my 24 GB card?"):  # fmt: skip
+        result = advisor.respond(question, session, lang="en").result
+        line = result.answer.rsplit("**Assumed:**", 1)[-1]
+        assert "**Assumed:**" in result.answer and "sequence length: 2,048" in line, result.answer
+        assert result.grounded, result.ungrounded_numbers
+        if result.intent != "fit_check":
+            assert "training tokens: 100,000,000" in line, line
