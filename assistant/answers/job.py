@@ -132,11 +132,22 @@ def _other_setup(estimate: MemoryEstimate, job: EstimateInput | None, best: Rank
 def options_section(t: Text, ranking: RankResult) -> str:
     """The best options, each with fit, run time and cost, and why it was chosen."""
     shown = ranking.ranked[:TOP_OPTIONS]
-    items = [_option(t, option, shown[0], ranking.job.objective) for option in shown]
+    spot = ranking.job.spot_policy != "never"
+    items = [_option(t, option, shown[0], ranking.job.objective, spot) for option in shown]
     return _section(t, "options.heading", "\n".join(items))
 
 
-def _option(t: Text, option: RankedOption, first: RankedOption, objective: str) -> str:
+def _pricing(t: Text, option: RankedOption, spot_asked: bool) -> str:
+    """'on demand', 'spot'; where spot was allowed, why a row is on demand (issue 25: "actually
+    use spot" showed on-demand rows without saying they have no spot price)."""
+    if option.pricing == "on-demand" and spot_asked:
+        return t.msg("options.no_spot" if option.spot_total_cost is None else "options.spot_dearer")
+    return t.msg(f"pricing.{option.pricing}")
+
+
+def _option(
+    t: Text, option: RankedOption, first: RankedOption, objective: str, spot_asked: bool = False
+) -> str:
     gpus = t.msg("options.gpus", count=t.count(option.gpu_count), gpu=option.gpu)
     if option.nodes > 1:
         nodes = t.plural("options.nodes", option.nodes)
@@ -147,7 +158,7 @@ def _option(t: Text, option: RankedOption, first: RankedOption, objective: str) 
         provider=option.provider,
         instance_type=option.instance_type,
         setup=", ".join(what),
-        pricing=t.msg(f"pricing.{option.pricing}"),
+        pricing=_pricing(t, option, spot_asked),
     )
     details = [_fit(t, option), _run(t, option), _why(t, option, first, objective)]
     body = "\n".join(f"   - {line}" for line in details)

@@ -21,7 +21,8 @@ from assistant.answers.compose import (
     compose_too_long,
     compose_tool_error,
 )
-from assistant.answers.parts import Answer, figures_in
+from assistant.answers.job import options_section
+from assistant.answers.parts import Answer, Text, figures_in
 from assistant.grounding.check import GroundingSources, check_grounding
 from knowledge.retrieval import Passage
 from tests.fakes.artifacts import make_estimate, make_excluded, make_option, make_ranking
@@ -572,3 +573,17 @@ def test_an_answer_reads_its_figures_only_when_asked(monkeypatch: pytest.MonkeyP
     assert outer.model_dump()["numbers_shown"] == [4096.0, 22.1, 1.0, 0.44]
     assert texts == [outer.text]
     assert outer.model_copy(update={"text": "9 GiB"}).numbers_shown == [9.0]
+
+
+def test_an_on_demand_row_says_why_when_spot_was_allowed() -> None:
+    """Issue 25, pattern 5: "actually use spot" showed on-demand rows without saying that they
+    have no spot price (or that theirs costs more once interruptions are counted)."""
+    dearer = make_option(1, spot_total_cost=11.5, spot_hours=6.1)
+    rows = [dearer, make_option(2, instance_id="aws/x", instance_type="x")]
+    allowed = options_section(Text("en"), make_ranking(rows, spot_policy="allowed"))
+    assert "1× L40S, on demand (its spot price costs more once interruptions are counted)" in (
+        allowed
+    )
+    assert "**aws x**: 1× L40S, on demand (no spot price listed)" in allowed
+    never = options_section(Text("en"), make_ranking(rows, spot_policy="never"))
+    assert "1× L40S, on demand\n" in never and "spot price" not in never
