@@ -32,6 +32,7 @@ __all__ = [
     "FormWidget",
     "assumed_defaults",
     "changed_fields",
+    "edited_fields",
     "form_hints",
     "form_values",
     "form_widgets",
@@ -179,6 +180,15 @@ def form_hints(spec: JobSpec, defaults: Mapping[str, object], lang: str) -> dict
             lang, "form_assumed", value=field_value(t, widget.field, value)
         )
     return hints
+
+
+def edited_fields(before: JobSpec, now: JobSpec) -> dict[str, Any]:
+    """Every job field (not only the form's) a form edit or upload changed since `before`, with
+    its new value: what a turn that ran meanwhile applies over its own job."""
+    if now == before:
+        return {}
+    return {name: getattr(now, name) for name in type(now).model_fields
+            if getattr(now, name) != getattr(before, name)}  # fmt: skip
 
 
 def spec_from_form(form: FormValues, previous: JobSpec) -> JobSpec:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import gradio as gr
 
@@ -32,7 +31,7 @@ from assistant.web.chat_view import (
     form_update_message,
     message_problem,
 )
-from assistant.web.form import FORM_FIELDS, spec_from_form, values_from_widgets
+from assistant.web.form import FORM_FIELDS, edited_fields, spec_from_form, values_from_widgets
 from assistant.web.panel import (
     PanelData,
     PanelNote,
@@ -44,7 +43,7 @@ from assistant.web.prices import PriceRefresher
 from assistant.web.safe_text import safe_messages
 from assistant.web.state.feedback import append_feedback, feedback_path, record_for_like
 from assistant.web.state.sealed import BrowserSeal
-from assistant.web.state.session import WebSession, browser_secret
+from assistant.web.state.session import WebSession, browser_secret, one_at_a_time
 from assistant.web.state.tab_catalogs import MAX_TABS, TabCatalogs
 from assistant.web.ui_strings import ui_lang, ui_text
 from assistant.web.uploads import UploadError, model_from_upload, upload_problem
@@ -54,22 +53,6 @@ from tools.job import JobSpec
 __all__ = ["App"]
 
 _JOB_OUTPUTS = 2 + SLOTS  # session, chat, form, panel
-H = TypeVar("H", bound=Callable[..., Any])
-
-
-def one_at_a_time(handler: H) -> H:
-    """A handler that holds its tab's session lock while it runs (see `SessionLock`): Gradio
-    runs a tab's events in parallel, and without it two handlers reading and writing the same
-    session could each return what the other had not written yet."""
-
-    @wraps(handler)
-    def call(self: App, web: WebSession | None, *args: Any, **kwargs: Any) -> Any:
-        if not isinstance(web, WebSession):
-            return handler(self, web, *args, **kwargs)
-        with web.lock:
-            return handler(self, web, *args, **kwargs)
-
-    return call  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -79,14 +62,6 @@ class TurnStart:
 
     job: JobSpec
     chat_len: int
-
-
-def _edited_fields(before: JobSpec, now: JobSpec) -> dict[str, Any]:
-    """The job fields a form edit or upload changed since `before` (none when it is the same)."""
-    if now == before:
-        return {}
-    return {name: getattr(now, name) for name in type(now).model_fields
-            if getattr(now, name) != getattr(before, name)}  # fmt: skip
 
 
 def _skipped(count: int) -> tuple[Any, ...]:
@@ -286,7 +261,7 @@ class App:
         apology is shown and job and panel stay as they were). A form edit or upload made while
         the turn ran is newer than the turn: its fields are applied over the turn's job, its
         chat message follows the answer, and the panel is the merged job's."""
-        edited = _edited_fields(started.job, web.session.state)
+        edited = edited_fields(started.job, web.session.state)
         edit_messages = web.chat[started.chat_len :] if edited else []
         web.session, web.chat, web.form_message_at = draft, chat, None
         if not _failed(events):

@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from collections.abc import Callable
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -48,6 +50,25 @@ class SessionLock:
 
     def __deepcopy__(self, _memo: dict[int, Any]) -> SessionLock:
         return SessionLock()
+
+
+H = TypeVar("H", bound=Callable[..., Any])
+
+
+def one_at_a_time(handler: H) -> H:
+    """A handler method (`handler(self, web, ...)`) that holds its tab's session lock while it
+    runs (see `SessionLock`): Gradio runs a tab's events in parallel, and without it two
+    handlers reading and writing the same session could each return what the other had not
+    written yet."""
+
+    @wraps(handler)
+    def call(self: Any, web: WebSession | None, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(web, WebSession):
+            return handler(self, web, *args, **kwargs)
+        with web.lock:
+            return handler(self, web, *args, **kwargs)
+
+    return call  # type: ignore[return-value]
 
 
 class WebSession(BaseModel):
