@@ -1,6 +1,6 @@
 """The estimator and the time model scored as a stranger would: leave one source out.
 
-    python -m benchmarks.published_runs.headline [--frozen] [--before] [--json FILE]
+    python -m benchmarks.published_runs.headline [--frozen | --all] [--before] [--json FILE]
                                                  [--write-band]
 
 Cases: the shared development set and the project's additions from new sources
@@ -158,7 +158,11 @@ def report(origins: Sequence[Origin], before: bool) -> tuple[list[str], dict[str
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frozen", action="store_true", help="score the frozen half alone")
+    half = parser.add_mutually_exclusive_group()
+    half.add_argument("--frozen", action="store_true", help="score the frozen half alone")
+    half.add_argument(
+        "--all", action="store_true", help="score everything: dev, tune and frozen together"
+    )
     parser.add_argument("--before", action="store_true", help="fit the 2026-12-01 constants")
     parser.add_argument("--json", type=Path, help="write every scored row as JSON here")
     parser.add_argument(
@@ -167,12 +171,14 @@ def main(argv: list[str] | None = None) -> int:
         help="store the bands shown beside estimates (the dev + tune runs, stack defaults)",
     )
     args = parser.parse_args(argv)
-    origins: tuple[Origin, ...] = ("frozen",) if args.frozen else ("dev", "tune")
+    origins: tuple[Origin, ...] = ("dev", "tune")
+    if args.frozen or args.all:
+        origins = ("frozen",) if args.frozen else ("dev", "tune", "frozen")
     lines, payload = report(origins, args.before)
     print("\n".join(lines))
     if args.json:
         args.json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
-    if args.write_band and not args.frozen:
+    if args.write_band and origins == ("dev", "tune"):
         command = "python -m benchmarks.published_runs.headline --write-band"
         target = write_band(band_rows(), command)
         print(f"wrote {target}", file=sys.stderr)

@@ -62,6 +62,7 @@ MECHANISM_WORDS: tuple[tuple[str, Any, str], ...] = (
     ("frozen_base_dtype", "fp32", r"frozen base stored as fp32|torch_dtype=float32"
      r"|prepare_model_for_kbit_training"),
     ("compile", True, r"torch\.?compile enabled|torch compile enabled|compile=True"),
+    ("loop_keeps_output", True, r"keeps the model's output"),
     ("qlora_double_quant", False, r"no double quant"),
     ("qlora_double_quant", True, r"nested quant|double quant"),
 )  # fmt: skip
@@ -84,6 +85,9 @@ SOURCE_RELEASES: dict[tuple[str, str], tuple[str, str]] = {
         "4.45", "March 2024: transformers before 4.46"),
     ("foundation-model-stack/fms-acceleration", "scripts/benchmarks/refs/a100_80gb.csv"): (
         "4.45", "refs/requirements.txt at the same commit pins transformers 4.45.2"),
+    ("foundation-model-stack/fms-acceleration", "scripts/benchmarks/refs/a100_80gb_liger.csv"): (
+        "4.45", "inferred: the Liger comparison (pull request 93, November 2024) ran when "
+        "refs/requirements.txt pinned transformers 4.45.2 (@0aab2c6f, with regex 2024.11.6)"),
 }  # fmt: skip
 _TRANSFORMERS_VERSION = re.compile(r"transformers[ =v]*4\.(\d+)")
 _BNB_VERSION = re.compile(r"bitsandbytes[ =v]*0\.(\d+)\.(\d+)")

@@ -19,7 +19,7 @@ FieldGroup = Literal["model", "training", "plan", "data", "limits"]
 MECHANISM_FIELDS: Final = (
     "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
     "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm",
-    "compile",
+    "compile", "loop_keeps_output",
 )  # fmt: skip
 # How image models train (diffusion and vision-language models); open ones take the values of
 # tools/job/defaults.py for those models and are not used for language models.
@@ -49,8 +49,9 @@ FieldName = Literal[
     "attention", "gradient_accumulation_steps", "tensor_parallel", "sequence_parallel", "engine",
     "optimizer_impl", "cuda_context_gib", "fragmentation", "stack", "stack_version", "loss",
     "selective_checkpointing", "activation_offload", "optimizer_in_backward", "frozen_base_dtype",
-    "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm", "compile", "resolution",
-    "dreambooth", "prior_preservation", "train_text_encoder", "cache_latents",
+    "qlora_keeps_input", "qlora_lm_head", "repeat_kv", "fused_rmsnorm", "compile",
+    "loop_keeps_output", "resolution", "dreambooth", "prior_preservation", "train_text_encoder",
+    "cache_latents",
     "cache_text_embeddings", "ema", "train_vision_tower", "images_per_sample", "num_gpus",
     "zero_stage", "sharding", "offload_optimizer", "offload_params", "tokens", "samples", "epochs",
     "images", "steps", "max_price_per_hour", "budget", "deadline_hours", "spot", "providers",

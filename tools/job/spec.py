@@ -222,6 +222,12 @@ class JobSpec(BaseModel):
         " Hugging Face Trainer compile the loss (it then keeps 16-bit logits), torchtitan"
         " only the blocks",
     )
+    loop_keeps_output: bool | None = Field(
+        None,
+        description="the training loop holds the model's output (its logits) through the"
+        " backward pass and the optimizer step, as `out = model(...); out.loss.backward()` loops"
+        " do; the Hugging Face Trainer drops it first",
+    )
     # -- image models: diffusion fine-tuning (DreamBooth, LoRA, full) and vision-language models
     resolution: int | None = Field(
         None,

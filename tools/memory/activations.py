@@ -74,6 +74,7 @@ class Activations:
     layers_at_recompute: int = 0  # layer activations on the GPU while the top layer is rebuilt
     offloaded: int = 0  # layer activations in CPU RAM (activation offload)
     layer_backward_buffers: int = 0  # gradient buffers of one layer's backward (layers.py)
+    logits_kept: int = 0  # the model's logits a loop keeps through the backward pass and step
 
     @property
     def stored(self) -> int:
@@ -184,6 +185,8 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
     m = cfg.model
     tokens_hidden = ceil(cfg.seq_len * cfg.micro_batch * m.hidden_size / cfg.tensor_parallel)
     lb = _loss(cfg, tokens_hidden)
+    kept = kept_output_bytes(cfg)
+    lb = replace(lb, backward=lb.backward + kept, head=lb.head + kept)
     layers_total = sum(g.count * g.stored_each for g in groups)
     on_gpu, at_recompute, offloaded = layers_total, layers_total, 0
     if cfg.activation_offload:
@@ -199,7 +202,7 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
     rotary = head.get("rotary_cos_sin", 0)
     if cfg.recompute == "full":
         at_loss = sum(head.values()) - rotary + lb.backward
-        total = on_gpu + rotary + max(at_loss, working + at_recompute - on_gpu)
+        total = on_gpu + rotary + max(at_loss, working + at_recompute - on_gpu + kept)
     else:
         total = on_gpu + sum(head.values()) + lb.backward
     copies, head_copies = weight_copies(cfg)
@@ -211,21 +214,40 @@ def compute_activations(cfg: ActivationConfig) -> Activations:
         tuple(groups), head, lb.backward, working, total + kept_copies, lb.forward,
         logit_count(cfg), copies, head_copies, cfg.dtypes.logits, lb.head, lb.held,
         at_head + lb.held, graph_held_bytes(cfg, groups, head), on_gpu, at_recompute, offloaded,
-        max(backward_buffers(cfg, g.tensors) for g in groups),
+        max(backward_buffers(cfg, g.tensors) for g in groups), kept,
     )  # fmt: skip
+
+
+def kept_output_bytes(cfg: ActivationConfig) -> int:
+    """The logits a training loop holds in the model's output through the backward pass and
+    the optimizer step (`loop_keeps_output`), as the model returns them: fp32 where it upcasts
+    them itself (transformers < 4.46), else 16-bit. A loss fused with the lm_head returns no
+    logits, and litgpt's chunked loss counts the ones its loop keeps (stacks/loss.py)."""
+    if not cfg.loop_keeps_output or cfg.loss in LINEAR_LOSSES or cfg.loss == "chunked-16bit":
+        return 0
+    fp32 = cfg.upcast_logits or cfg.loss == "older-hf"
+    return (c.FP32 if fp32 else cfg.dtypes.logits) * logit_count(cfg)
 
 
 def _loss(cfg: ActivationConfig, tokens_hidden: int) -> LossBytes:
     """The loss buffers (stacks/loss.py). When the model itself casts its 16-bit logits to fp32
     (transformers < 4.46), the loss receives 4-byte logits and the lm_head's backward gets their
     gradient cast back to 16-bit, 2 bytes per logit more; with the standard loss that is the
-    `older-hf` chain."""
+    `older-hf` chain; any other loss (a fused kernel patched in for CrossEntropyLoss) gets the
+    shifted fp32 copy of them (modeling_llama.py of 4.45: `logits[..., :-1, :].contiguous()`)
+    while the model's fp32 logits are alive, and its gradient goes back through that slice."""
     logits, b = logit_count(cfg), cfg.dtypes.logits
     if not (cfg.upcast_logits and b != c.FP32) or cfg.loss in ("older-hf", "standard"):
         loss = "older-hf" if cfg.upcast_logits and cfg.loss == "standard" else cfg.loss
         return loss_bytes(loss, logits, b, cfg.seq_len, tokens_hidden, cfg.compiled_loss)
     lb = loss_bytes(cfg.loss, logits, c.FP32, cfg.seq_len, tokens_hidden, cfg.compiled_loss)
-    return replace(lb, head=lb.head + b * logits)
+    if cfg.loss in LINEAR_LOSSES:  # the lm_head runs inside the loss: the model has no logits
+        return replace(lb, head=lb.head + b * logits)
+    # The model's fp32 logits live beside the shifted contiguous copy the loss gets (forward);
+    # in the backward pass the copy's gradient is written into a zero-filled unshifted one.
+    shifted = c.FP32 * logits
+    return LossBytes(lb.forward + shifted, max(lb.backward, 2 * shifted), lb.head + b * logits,
+                     lb.held)  # fmt: skip
 
 
 def _layer_groups(cfg: ActivationConfig) -> list[LayerGroup]:

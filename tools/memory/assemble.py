@@ -67,6 +67,7 @@ def activation_config(inp: EstimateInput, targets: tuple[PhysicalLinear, ...]) -
         fused_lora=mech.fused_lora and inp.method in LORA_METHODS and inp.lora_dropout == 0,
         offload_stash=mech.offload_stash,
         upcast_logits=mech.upcasts_logits,
+        loop_keeps_output=mech.loop_keeps_output,
     )
 
 
@@ -135,6 +136,7 @@ def activations_detail(acts: Activations) -> ActivationsDetail:
         autocast_weight_copies=acts.weight_copies,
         logits_head=acts.logits_head,
         logits_held=acts.logits_held,
+        logits_kept=acts.logits_kept,
         graph_held=acts.graph_held,
         offloaded=acts.offloaded,
         total=acts.total,

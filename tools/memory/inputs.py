@@ -180,6 +180,9 @@ class EstimateInput(BaseModel):
     )
     fused_rmsnorm: bool | None = Field(_d("fused_rmsnorm"), description="fused RMSNorm kernel")
     compile: bool | None = Field(_d("compile"), description="torch.compile on (what: the stack's)")
+    loop_keeps_output: bool | None = Field(
+        _d("loop_keeps_output"), description="the loop holds the model's output through the step"
+    )
 
     def __init__(self, **data: Any) -> None:
         try:

@@ -63,6 +63,7 @@ class ActivationConfig:
     mlp_prefix: str = ""  # "dense_": the dense-MLP layers of a mixture-of-experts model
     fused_lora: bool = False  # LoRA layers as fused kernels (unsloth kernels/fast_lora.py)
     upcast_logits: bool = False  # the model casts its logits to fp32 (transformers < 4.46)
+    loop_keeps_output: bool = False  # the loop holds the model's output through the step
     offload_stash: int = 5  # checkpoints activation offload leaves on the GPU
 
     @property

@@ -113,8 +113,11 @@ def step_moments(acts: Activations, s: StepInputs) -> tuple[Moment, ...]:
         moments.append(top)
         if s.full and not s.accumulating and s.recompute == "full":
             moments.append(_first_layer(acts, s, top))
-    moments.append(_embedding_backward(s, acts.logits_held + acts.graph_held))
-    step = Moment("optimizer step", w, s.gradients, o + s.optimizer_temporaries, held)
+    moments.append(_embedding_backward(s, acts.logits_held + acts.logits_kept + acts.graph_held))
+    # A loop that keeps the output keeps the graph through the step too, but not into the next
+    # forward pass.
+    kept = acts.logits_kept + (acts.graph_held if acts.logits_kept and not graph else 0)
+    step = Moment("optimizer step", w, s.gradients, o + s.optimizer_temporaries, held + kept)
     moments.append(step)
     return tuple(moments)
 
@@ -127,7 +130,7 @@ def _recompute(acts: Activations, s: StepInputs, resident: int) -> Moment:
     copies = (acts.weight_copies - acts.head_weight_copies) // max(layers, 1)
     head_grads = s.lm_head_grad if (s.full and not s.tied) else 0
     live = acts.layers_at_recompute + rotary + acts.recompute_working_set + copies
-    live += s.dequant_buffer + acts.logits_held + acts.layer_backward_buffers
+    live += s.dequant_buffer + acts.logits_held + acts.logits_kept + acts.layer_backward_buffers
     return Moment("recompute", s.weights, max(resident, head_grads), s.optimizer, live)
 
 

@@ -66,6 +66,11 @@ class ActivationsDetail(BaseModel):
     logits_held: int = Field(
         0, description="logits the training loop keeps through the step (litgpt's loop)"
     )
+    logits_kept: int = Field(
+        0,
+        description="the model's logits a training loop keeps in its output through the backward"
+        " pass and the optimizer step (loop_keeps_output)",
+    )
     graph_held: int = Field(
         0,
         description="4-bit layers' inputs kept on their autograd nodes (bitsandbytes < 0.43.2):"

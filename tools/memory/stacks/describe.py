@@ -60,6 +60,12 @@ def stack_sentences(inp: EstimateInput, acts: Activations) -> list[str]:
         f"({per_logit:.2f} bytes per logit), {format_gib(acts.logits_forward, 2)} inside the "
         "forward pass."
     )
+    if acts.logits_kept:
+        out.append(
+            f"The training loop keeps the model's output until the optimizer has stepped: its "
+            f"{format_gib(acts.logits_kept, 2)} of logits stay live through the backward pass "
+            "and the step (counted in the figures above)."
+        )
     out += _recompute(inp)
     if mech.activation_offload:
         out.append(

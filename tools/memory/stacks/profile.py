@@ -28,7 +28,7 @@ __all__ = [
 MECHANISMS: Final = (
     "loss", "selective_checkpointing", "activation_offload", "optimizer_in_backward",
     "frozen_base_dtype", "qlora_keeps_input", "qlora_lm_head", "qlora_double_quant", "repeat_kv",
-    "fused_rmsnorm", "compile",
+    "fused_rmsnorm", "compile", "loop_keeps_output",
 )  # fmt: skip
 CURRENT: Final = "current"  # a job's stack_version when it names none: the current release
 
@@ -120,6 +120,7 @@ class Mechanisms:
     repeat_kv: bool
     fused_rmsnorm: bool
     compile: bool
+    loop_keeps_output: bool
     given: frozenset[str]  # the mechanisms the job set itself
     reasons: Mapping[str, str]  # mechanism -> why the stack's release has its value
     compiles_loss: bool = False

@@ -24,6 +24,10 @@ stacks/loss.py, stacks/checkpointing.py and peak.py):
 - `qlora_double_quant`: NF4 block constants quantized again (0.127 instead of 0.5 bits);
 - `repeat_kv`: K and V copied to every query head before attention (saved at that width);
 - `fused_rmsnorm`: a fused RMSNorm kernel (16-bit input and fp32 rstd kept, no fp32 copy);
+- `loop_keeps_output`: the training loop holds the model's output, its logits and through them
+  the autograd graph, until the optimizer has stepped (`out = model(...); out.loss.backward();
+  opt.step()`, as AnswerDotAI/fsdp_qlora train.py and transformers' *_no_trainer.py examples
+  are written); a loop that drops it, as the Trainer does, frees the logits before backward;
 - `compile`: torch.compile on. Where the stack compiles the loss (`compiles_loss`), inductor's
   min-cut partitioner saves the 16-bit logits and recomputes the fp32 upcast and softmax in the
   backward pass instead of keeping the fp32 log-softmax (stacks/loss.py).
@@ -98,6 +102,7 @@ _HEAD_16BIT = (
     "transformers keeps the output layer out of the 4-bit conversion "
     "(integrations/bitsandbytes.py get_keys_to_not_convert)",
 )
+_DROPS_OUTPUT = (False, "the loop keeps the loss, not the model's output")
 _NF4_DQ = (True, "no 4-bit path of its own; NF4 with double quantization if asked")
 
 PROFILES: Final[dict[Stack, StackProfile]] = {
@@ -142,6 +147,9 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
                    "FlashAttention-2 reads KV heads (integrations/sdpa_attention.py)"),
         fused_rmsnorm=(False, "LlamaRMSNorm is plain PyTorch: an fp32 copy of its input and the "
                        "rsqrt are kept"),
+        loop_keeps_output=(False, "Trainer.compute_loss returns the loss and drops the model's "
+                           "output before backward (trainer.py); a hand-written loop that keeps "
+                           "`outputs` while it steps holds the logits: say so"),
     ),
     "litgpt": _profile(
         "litgpt",
@@ -173,6 +181,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
                    "head after RoPE, before scaled_dot_product_attention ('flash attention "
                    "requires it')"),
         fused_rmsnorm=(False, "litgpt/model.py RMSNorm upcasts its input to fp32"),
+        loop_keeps_output=(False, "the logits its loop keeps are counted with its chunked loss"),
     ),
     "torchtune": _profile(
         "torchtune",
@@ -214,6 +223,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
         repeat_kv=(True, "modules/attention.py MultiHeadAttention expands K and V to the query "
                    "heads before attention"),
         fused_rmsnorm=(False, "modules/rms_norm.py upcasts its input to fp32"),
+        loop_keeps_output=(False, "the recipes delete the logits before backward (_loss_step)"),
     ),
     "torchtitan": _profile(
         "torchtitan",
@@ -243,6 +253,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
         repeat_kv=(True, "models/llama/model.py Attention repeats K and V (repeat_kv) before "
                    "SDPA"),
         fused_rmsnorm=(False, "norm_type rmsnorm by default (fused_rmsnorm is an option)"),
+        loop_keeps_output=(False, "train.py deletes pred before loss.backward()"),
     ),
     "unsloth": _profile(
         "unsloth",
@@ -279,6 +290,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
                    "(utils/attention_dispatch.py)"),
         fused_rmsnorm=(True, "kernels/rms_layernorm.py: a Triton kernel keeping its input and "
                        "one fp32 rstd per row"),
+        loop_keeps_output=(False, "its fused loss returns no logits; the Trainer drops the output"),
     ),
     "megatron": _profile(
         "megatron",
@@ -298,6 +310,7 @@ PROFILES: Final[dict[Stack, StackProfile]] = {
         qlora_double_quant=_NF4_DQ,
         repeat_kv=_GROUPED_KV,
         fused_rmsnorm=(True, "Transformer Engine's fused RMSNorm"),
+        loop_keeps_output=_DROPS_OUTPUT,
     ),
 }  # fmt: skip
 

@@ -50,6 +50,9 @@ def qlora_sentences(inp: EstimateInput, states: ModelStates, acts: Activations) 
             "step's forward has returned, so they are also live through the optimizer step "
             "and the next forward"
             if acts.logits_held
+            else "the training loop keeps the model's output, and with it the graph, until the "
+            "optimizer has stepped, so they are also live through the step"
+            if acts.logits_kept
             else "they are freed with the graph once the backward pass returns"
         )
         out.append(

@@ -101,6 +101,51 @@ def test_torchtune_stack_defaults_to_its_current_loss_and_2024_to_the_older_one(
     assert "release 2024, torchtune's recipes with CEWithChunkedOutputLoss" in text
 
 
+@pytest.mark.parametrize(("loss", "kept"), [("standard", 2), ("older-hf", 4), ("fused", 2)])
+def test_a_loop_that_keeps_the_output_holds_its_logits_through_the_step(
+    loss: str, kept: int
+) -> None:
+    """`loop_keeps_output`: the logits as the model returns them (16-bit; fp32 where the model
+    upcasts them) stay alive through the loss backward, the lm_head backward and the optimizer
+    step, not in this step's forward pass (they are its own logits there)."""
+    logits = 2 * 4096 * 128256
+    job = {"model": llama31_8b(), "micro_batch_size": 2, "seq_len": 4096, "precision": "bf16",
+           "loss": loss}  # fmt: skip
+    dropped, held = estimate(bare_input(**job)), estimate(bare_input(**job, loop_keeps_output=True))
+    assert held.activations.logits_kept == kept * logits
+    assert held.activations.logits_peak == dropped.activations.logits_peak + kept * logits
+    assert held.activations.logits_forward == dropped.activations.logits_forward
+    before = {m.name: m.activations for m in dropped.moments}
+    after = {m.name: m.activations for m in held.moments}
+    assert after["forward"] == before["forward"]
+    for name in ("loss backward", "lm_head backward", "embedding backward", "optimizer step"):
+        assert after[name] - before[name] == kept * logits, name
+    assert "Mechanism loop keeps output = True (as given)." in held.assumptions
+
+
+def test_a_loss_fused_with_the_lm_head_leaves_no_output_to_keep() -> None:
+    for loss in ("fused-linear", "chunked-linear", "forward-grad", "chunked-16bit"):
+        job = bare_input(model=llama31_8b(), precision="bf16", loss=loss, loop_keeps_output=True)
+        assert estimate(job).activations.logits_kept == 0, loss
+
+
+def test_the_stacks_drop_the_output_unless_told() -> None:
+    for stack in ("hf", "litgpt", "torchtune", "torchtitan", "unsloth", "megatron"):
+        result = estimate(bare_input(model=llama31_8b(), precision="bf16", stack=stack))
+        assert result.activations.logits_kept == 0, stack
+
+
+def test_an_older_transformers_model_feeds_a_patched_kernel_its_shifted_fp32_copy() -> None:
+    """transformers < 4.46 with a fused cross-entropy patched in (fms-acceleration's fast_loss):
+    the model's fp32 logits and the shifted copy the kernel works on (8 bytes per logit), and in
+    the backward pass the copy's gradient beside the unshifted one slicing writes (8)."""
+    logits = 2 * 4096 * 128256
+    result = estimate(bare_input(model=llama31_8b(), micro_batch_size=2, seq_len=4096,
+                                 precision="bf16", loss="fused", stack_version="4.45"))  # fmt: skip
+    assert result.activations.logits_forward == 8 * logits
+    assert result.activations.logits_peak == 8 * logits
+
+
 # --- the implementations, measured -----------------------------------------------------------
 def _peaks(run: Any, logits_shape: tuple[int, int]) -> tuple[float, float]:
     """Peak bytes per logit of tensors created inside `run`'s forward and backward (CPU)."""
@@ -187,3 +232,50 @@ def test_measured_bytes_per_logit_match() -> None:
         held = expected.held / n  # the previous step's logits: not in this one-step measurement
         assert forward == pytest.approx(expected.forward / n - held, abs=0.3), f"{name}: forward"
         assert backward == pytest.approx(expected.backward / n, abs=0.3), f"{name}: backward"
+
+
+@pytest.mark.slow
+def test_measured_kept_output_and_patched_kernel_match() -> None:
+    """Two chains written as their code does, measured like the losses above: the older
+    transformers model whose loop keeps its output (fsdp_qlora train.py: the fp32 logits live
+    until after the step: 12 + 4 bytes per logit in the backward pass), and the same model with
+    an in-place fused cross-entropy patched in for CrossEntropyLoss (a kernel that keeps its
+    input and writes the gradient into it, as unsloth's Fast_CrossEntropyLoss does)."""
+    import torch
+    import torch.nn.functional as F
+
+    class InPlaceCrossEntropy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, logits: Any, labels: Any) -> Any:  # type: ignore[override]
+            lse = torch.logsumexp(logits, dim=-1)
+            ctx.save_for_backward(logits, lse, labels)
+            return (lse - logits.gather(1, labels[:, None])[:, 0]).mean()
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:  # type: ignore[override]
+            logits, lse, labels = ctx.saved_tensors
+            logits.sub_(lse[:, None]).exp_()  # the softmax, written over the saved input
+            logits[torch.arange(len(labels)), labels] -= 1
+            return logits.mul_(grad / len(labels)), None
+
+    def upcast_and_shift(h: Any, w: Any) -> tuple[Any, Any]:
+        logits = F.linear(h.view(2, -1, 64), w).float()
+        return logits, logits[..., :-1, :].contiguous()
+
+    def older_kept(h: Any, w: Any, y: Any) -> tuple[Any, Any]:
+        logits, shifted = upcast_and_shift(h, w)
+        labels = y.view(2, -1)[:, 1:].reshape(-1)
+        return F.cross_entropy(shifted.view(-1, shifted.size(-1)), labels), logits
+
+    def patched(h: Any, w: Any, y: Any) -> tuple[Any, Any]:
+        _, shifted = upcast_and_shift(h, w)
+        labels = y.view(2, -1)[:, 1:].reshape(-1)
+        return InPlaceCrossEntropy.apply(shifted.view(-1, shifted.size(-1)), labels), None
+
+    tokens, vocab = 512, 8192
+    forward, backward = _peaks(older_kept, (tokens, vocab))
+    assert forward == pytest.approx(12, abs=0.3)
+    assert backward == pytest.approx(16, abs=0.3)
+    forward, backward = _peaks(patched, (tokens, vocab))
+    assert forward == pytest.approx(8, abs=0.3)
+    assert backward == pytest.approx(8, abs=0.3)
