@@ -41,7 +41,7 @@ FRESH = Path(__file__).with_name("fresh.yaml")  # the second held-out set (2026-
 SUPPORTED = ("en", "nl", "fr", "tr", "de", "es")
 TARGETS = {"intent": 0.95, "slots": 0.95, "shape": 0.95, "language": 1.0, "grounded": 1.0,
            "p50_ms": 100.0, "p95_ms": 300.0}  # fmt: skip
-RATES = ("intent", "slots", "shape", "language", "grounded")
+RATES = ("intent", "slots", "shape", "language", "grounded", "full")
 FOREIGN_WORDS = 5  # a line of this many own words is a fragment worth checking
 SURE = 0.8
 _MARKUP = re.compile(r"\*\*|\||`|^[-#>]+\s*", re.M)
@@ -100,12 +100,16 @@ def score_turn(turn: dict[str, Any], result: Any) -> dict[str, Any]:
     detected, foreign = answer_language(result.answer)
     want = turn["answer"]
     missing = missing_kinds(turn, result)
-    return {
+    checks = {
         "intent": result.intent == turn["intent"],
         "slots": result.state == turn["state"],
         "shape": not missing,
         "language": result.language == want and detected == want and not foreign,
         "grounded": bool(result.grounded),
+    }
+    return {
+        **checks,
+        "full": all(checks.values()),  # the turn fully right: every check at once
         "got": {
             "intent": result.intent,
             "state": result.state,
@@ -125,14 +129,18 @@ def run(assistant: Any, convs: list[dict[str, Any]], rounds: int = 0) -> dict[st
     scores: dict[str, list[dict[str, bool]]] = defaultdict(list)
     by_intent: dict[str, list[dict[str, bool]]] = defaultdict(list)
     errors: list[str] = []
+    whole: dict[str, list[bool]] = defaultdict(list)  # language -> conversations right end to end
     for conv in convs:
         session = Session()
+        right = True
         for turn in conv["turns"]:
             result = assistant.respond(turn["text"], session).result
             score = score_turn(turn, result)
             scores[conv["lang"]].append(score)
             by_intent[turn["intent"]].append(score)
             errors += _errors(conv, turn, score, result.answer)
+            right = right and score["full"]
+        whole[conv["lang"]].append(right)
     wall: dict[str, list[float]] = defaultdict(list)
     cpu: dict[str, list[float]] = defaultdict(list)
     for _ in range(rounds):
@@ -143,7 +151,15 @@ def run(assistant: Any, convs: list[dict[str, Any]], rounds: int = 0) -> dict[st
                 assistant.respond(turn["text"], session).result  # noqa: B018
                 wall[conv["lang"]].append((time.perf_counter() - start) * 1000)
                 cpu[conv["lang"]].append((time.process_time() - start_cpu) * 1000)
-    return _report(scores, by_intent, wall, cpu, errors, len(convs))
+    report = _report(scores, by_intent, wall, cpu, errors, len(convs))
+    report["end_to_end"] = {
+        "all": sum(sum(v) for v in whole.values()),
+        **{
+            lang: f"{sum(v)}/{len(v)}"
+            for lang, v in sorted(whole.items(), key=lambda kv: _order(kv[0]))
+        },
+    }
+    return report
 
 
 def _errors(
@@ -227,6 +243,11 @@ def _table(name: str, report: dict[str, Any]) -> str:
     lines.append(f"  {'intent':12} {'turns':>5}{cols}")
     for intent, r in report["per_intent"].items():
         lines.append(f"  {intent:12} {r['turns']:5}" + "".join(f"{r[key]:7.3f}" for key in RATES))
+    if "end_to_end" in report:
+        e2e = report["end_to_end"]
+        per = ", ".join(f"{lang} {v}" for lang, v in e2e.items() if lang != "all")
+        lines.append(f"  conversations right end to end: {e2e['all']} of "
+                     f"{report['conversations']} ({per})")  # fmt: skip
     return "\n".join(lines)
 
 

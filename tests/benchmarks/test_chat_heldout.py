@@ -141,7 +141,11 @@ def test_runner_scores_each_turn_against_its_labels(fixture_report: dict[str, An
     en, it = report["per_language"]["en"], report["per_language"]["it"]
     assert {k: en[k] for k in RATES} == dict.fromkeys(RATES, 1.0)
     assert {k: it[k] for k in RATES} == {"intent": 0.0, "slots": 1.0, "shape": 0.0,
-                                         "language": 1.0, "grounded": 1.0}  # fmt: skip
+                                         "language": 1.0, "grounded": 1.0, "full": 0.0}  # fmt: skip
+    assert report["overall"]["full"] == pytest.approx(2 / 3, abs=1e-3), (
+        "a turn right on every check"
+    )
+    assert report["end_to_end"] == {"all": 1, "en": "1/1", "it": "0/1"}
     assert report["overall"]["intent"] == pytest.approx(2 / 3, abs=1e-3)
     assert report["overall"]["shape"] == pytest.approx(2 / 3, abs=1e-3)
     assert set(report["per_intent"]) == {"job", "fit_check", "out_of_scope"}
