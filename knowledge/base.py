@@ -40,6 +40,7 @@ from knowledge.retrieval.jobs import prefer_twins
 from knowledge.retrieval.lexical import LanguageBM25
 from knowledge.retrieval.passages import Passage, SearchReport
 from knowledge.retrieval.recent import Recent
+from knowledge.retrieval.sentences import with_excerpts
 from tools.enums import Method
 from tools.errors import InvalidInputError, write_probe
 from tools.languages import LANGUAGES
@@ -283,6 +284,7 @@ class KnowledgeBase:
         passages = pick_passages(
             groups, chunk_scores, chunks, query_lang, k, lexical_only=bool(failure)
         )
+        passages = with_excerpts(passages, text, chunks, self._lexicon())
         report = SearchReport(
             passages=passages, lexical_only=bool(failure), degraded_reason=failure
         )
@@ -291,9 +293,13 @@ class KnowledgeBase:
     def _query_language(self, text: str) -> str:
         """The language of a query given none: for a short query, the language whose entries
         use its telling words (`LanguageBM25.language_of`), else the detector's."""
+        return self._lexicon().language_of(text) or detect_language(text).code
+
+    def _lexicon(self) -> LanguageBM25:
+        """The BM25 indexes by language (built on first use when BM25 is not a ranking system)."""
         if self._bm25 is None:
             self._bm25 = LanguageBM25(self.open().chunks)
-        return self._bm25.language_of(text) or detect_language(text).code
+        return self._bm25
 
     def rank_systems(
         self, text: str, query_lang: str, systems: Sequence[str] | None = None
@@ -328,9 +334,7 @@ class KnowledgeBase:
 
     def _rank_bm25(self, text: str, query_lang: str, index: OpenIndex) -> list[int]:
         """Chunk rows with a positive BM25 score, best first."""
-        if self._bm25 is None:
-            self._bm25 = LanguageBM25(index.chunks)
-        scores = self._bm25.scores(text, query_lang if query_lang in LANGUAGES else None)
+        scores = self._lexicon().scores(text, query_lang if query_lang in LANGUAGES else None)
         ranked = np.argsort(-scores, kind="stable")
         return [int(i) for i in ranked if scores[i] > 0]
 

@@ -89,7 +89,7 @@ def turn_evidence(messages: Sequence[BaseMessage]) -> Evidence:
     artifacts = [o.artifact for o in turn_outcomes(messages) if o.artifact is not None]
     computed = [a for a in artifacts if not isinstance(a, KnowledgeResult)]
     passages = [
-        f"{p.title}\n{p.text}"
+        f"{p.title}\n{p.text}\n{p.answer}"
         for a in artifacts
         if isinstance(a, KnowledgeResult)
         for p in a.passages

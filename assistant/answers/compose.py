@@ -108,7 +108,7 @@ def _passage_block(t: Text, passage: PassageLike) -> str:
     if passage.lang_fallback or passage.lang != t.lang:
         wanted, shown = t.language(t.lang), t.language(passage.lang)
         lines.append(f"_{t.msg('guidance.fallback', wanted=wanted, shown=shown)}_")
-    lines.append(f"**{passage.title}**\n\n{passage.text.strip()}")
+    lines.append(f"**{passage.title}**\n\n{(passage.answer or passage.text).strip()}")
     return "\n\n".join(lines)
 
 

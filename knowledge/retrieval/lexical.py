@@ -25,6 +25,7 @@ import numpy as np
 from knowledge.documents.chunking import Chunk
 from knowledge.retrieval.compounds import COMPOUND_LINKS, CompoundSplitter
 from knowledge.retrieval.recent import Recent
+from knowledge.retrieval.sentences import bm25_idf
 from knowledge.retrieval.spelling import Speller
 from knowledge.retrieval.text import TOKEN, tokenize
 
@@ -69,6 +70,7 @@ class LanguageBM25:
         self._splitters: dict[str, CompoundSplitter] = {}
         self._spellers: dict[str, Speller] = {}
         self._scores: Recent[tuple[str, str | None], np.ndarray] = Recent(CACHED_QUERIES)
+        self._frequency: dict[str, tuple[int, Counter[str]]] = {}  # lang -> (chunks, df)
         for lang in sorted({c.lang for c in chunks}):
             rows = np.array([i for i, c in enumerate(chunks) if c.lang == lang], dtype=np.int64)
             texts = [keyword_text(chunks[i]) for i in rows]
@@ -82,6 +84,7 @@ class LanguageBM25:
             for text in texts:
                 words.update(TOKEN.findall(text.lower()))
             self._spellers[lang] = Speller(words)
+            self._frequency[lang] = (len(corpus), Counter(t for doc in corpus for t in set(doc)))
             index = bm25s.BM25()
             index.index(corpus, show_progress=False)
             self._rows[lang] = rows
@@ -98,6 +101,20 @@ class LanguageBM25:
         if not words or len(words) > max_words:
             return None
         return vote_language(words, self._spellers)
+
+    def terms(self, text: str, lang: str, query: bool) -> list[str]:
+        """`text` tokenised as `lang`'s index reads its chunks (a `query`: its unknown words read
+        as the entries' words first); plainly tokenised for a language without an index."""
+        if lang not in self._indexes:
+            return tokenize(text, lang)
+        splitter = self._splitters.get(lang)
+        reading = self._spellers[lang].read if query else None
+        return tokenize(text, lang, splitter.parts if splitter is not None else None, reading)
+
+    def idf(self, lang: str, term: str) -> float:
+        """BM25's idf of `term` over `lang`'s chunks (a term no chunk has: the rarest weight)."""
+        documents, frequency = self._frequency.get(lang, (1, Counter()))
+        return bm25_idf(documents, frequency.get(term, 0))
 
     def scores(self, query: str, lang: str | None) -> np.ndarray:
         """BM25 score of every chunk (0 for chunks not scored) for `query` written in `lang`

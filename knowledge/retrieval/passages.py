@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PUBLIC_FIELDS = ("topic", "lang", "title", "text", "source", "score")
+PUBLIC_FIELDS = ("topic", "lang", "title", "text", "answer", "source", "score")
 
 
 class Passage(BaseModel):
-    """A retrieved passage; `topic`, `lang`, `title`, `text`, `source`, `score` are public.
-    Frozen: a kept search's passages are shared by every turn that asks it again."""
+    """A retrieved passage; `topic`, `lang`, `title`, `text`, `answer`, `source`, `score` are
+    public. Frozen: a kept search's passages are shared by every turn that asks it again."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -17,6 +17,12 @@ class Passage(BaseModel):
     lang: str = Field(description="language of the passage, ISO 639-1")
     title: str = Field(description="guide title, FAQ question or section heading")
     text: str = Field(description="the passage")
+    answer: str = Field(
+        default="",
+        description="the sentences of the passage's entry that best answer the query, in the "
+        "entry's order ('…' between ones that are not adjacent); '' when none shares a word with "
+        "it (knowledge/retrieval/sentences.py)",
+    )
     source: str = Field(description="file the passage came from")
     score: float = Field(description="RRF fusion score of the passage's topic; higher is better")
     chunk_id: str = Field(description="stable chunk id topic#lang#n")
@@ -33,7 +39,7 @@ class Passage(BaseModel):
     )
 
     def public(self) -> dict[str, object]:
-        """The six public keys, in order, for JSON output."""
+        """The public keys, in order, for JSON output."""
         return {key: getattr(self, key) for key in PUBLIC_FIELDS}
 
 

@@ -11,7 +11,7 @@ from assistant.cli import main
 from knowledge.embeddings import EMBEDDERS
 from tests.fakes.embeddings import HashEmbeddings
 
-PUBLIC_KEYS = ["topic", "lang", "title", "text", "source", "score"]
+PUBLIC_KEYS = ["topic", "lang", "title", "text", "answer", "source", "score"]
 
 
 @pytest.fixture(autouse=True)

@@ -90,10 +90,12 @@ def test_best_ranked_chunk_of_a_topic_is_shown() -> None:
     assert passage.chunk_id == "b/b#en#1", "second paragraph ranked first, so it is shown"
 
 
-def test_public_keys_are_exactly_the_six_passage_keys() -> None:
+def test_public_keys_are_exactly_the_seven_passage_keys() -> None:
     groups, scores = fuse({"dense": [0]}, CHUNKS, FusionParams())
     [passage] = pick_passages(groups, scores, CHUNKS, "en", k=1)
-    assert list(passage.public()) == ["topic", "lang", "title", "text", "source", "score"]
+    assert list(passage.public()) == [
+        "topic", "lang", "title", "text", "answer", "source", "score"
+    ]  # fmt: skip
     assert isinstance(passage, Passage)
 
 
