@@ -154,6 +154,8 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("guidance", TIPS, "asks about a concept"))
     if c.has_job and (c.asks_time or c.asks_cost):
         weights.append(("guidance", TIPS, "asks about the conversation's job"))
+    elif c.question and (c.asks_time or c.asks_cost) and not (c.sets_job or c.gpu_families):
+        weights.append(("guidance", TIPS, "asks what something costs or takes, names no job"))
     return weights
 
 

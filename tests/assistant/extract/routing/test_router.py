@@ -157,3 +157,24 @@ def test_can_i_with_one_gpu_named_asks_whether_it_fits(lang: str, text: str, int
     """Issue 25, pattern 6: "H100 ile yapabilir miyim?" got a ranking with no verdict."""
     routed = route_intent(text, lang, JobSpec(), extract_slots(text, lang), None)
     assert routed.intent == intent, routed.reasons
+
+
+COST_OF_A_CONCEPT = [
+    ("en", "how much do five short debugging runs cost when billing is by the started hour?",
+     "guidance"),
+    ("nl", "wat kost een korte testrun als er per begonnen uur wordt afgerekend?", "guidance"),
+    ("de", "was kostet ein kurzer Testlauf bei stundengenauer Abrechnung?", "guidance"),
+    ("es", "¿cuánto cuesta una prueba corta si facturan por hora empezada?", "guidance"),
+    # a job named: the cost of that job is a ranking
+    ("en", "how much would LoRA on Llama 3.1 8B over 100M tokens cost?", "job"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lang", "text", "intent"), COST_OF_A_CONCEPT)
+def test_what_something_costs_without_a_job_is_a_question_about_it(
+    lang: str, text: str, intent: str
+) -> None:
+    """Issue 25, pattern 2: billing questions were answered with "which model do you want to
+    train?"; a cost or time question that names no job field or GPU asks about the concept."""
+    routed = route_intent(text, lang, JobSpec(), extract_slots(text, lang), None)
+    assert routed.intent == intent, routed.reasons
