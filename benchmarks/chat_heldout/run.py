@@ -38,6 +38,7 @@ except ModuleNotFoundError:  # run as a file on another checkout (--code): this 
 
 CONVERSATIONS = Path(__file__).with_name("conversations.yaml")
 FRESH = Path(__file__).with_name("fresh.yaml")  # the second held-out set (2026-12-02)
+FROZEN = Path(__file__).with_name("frozen_1207.yaml")  # the third, scored once (2026-12-07)
 SUPPORTED = ("en", "nl", "fr", "tr", "de", "es")
 TARGETS = {"intent": 0.95, "slots": 0.95, "shape": 0.95, "language": 1.0, "grounded": 1.0,
            "p50_ms": 100.0, "p95_ms": 300.0}  # fmt: skip
@@ -281,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         "--conversations",
         type=Path,
         default=CONVERSATIONS,
-        help=f"the set to run (default {CONVERSATIONS.name}; also {FRESH.name})",
+        help=f"the set to run (default {CONVERSATIONS.name}; also {FRESH.name}, {FROZEN.name})",
     )
     parser.add_argument("--code", type=Path, help=argparse.SUPPRESS)  # the checkout to import
     args = parser.parse_args(argv)

@@ -21,6 +21,7 @@ from assistant.settings import Settings
 from benchmarks.chat_heldout.run import (
     CONVERSATIONS,
     FRESH,
+    FROZEN,
     RATES,
     SUPPORTED,
     conversations,
@@ -39,7 +40,7 @@ def _key(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
-SETS = pytest.mark.parametrize("path", [CONVERSATIONS, FRESH], ids=lambda p: p.stem)
+SETS = pytest.mark.parametrize("path", [CONVERSATIONS, FRESH, FROZEN], ids=lambda p: p.stem)
 
 
 @SETS
@@ -49,15 +50,17 @@ def test_no_heldout_message_is_in_the_bank_or_the_dev_corpus(path: Path) -> None
     assert not shared, f"held-out messages also in the bank or the dev corpus: {shared}"
 
 
-def test_the_two_heldout_sets_share_no_message() -> None:
+def test_the_heldout_sets_share_no_message() -> None:
     first = {_key(text) for text in messages(CONVERSATIONS)}
     assert not [text for text in messages(FRESH) if _key(text) in first]
+    earlier = first | {_key(text) for text in messages(FRESH)}
+    assert not [text for text in messages(FROZEN) if _key(text) in earlier]
 
 
 @pytest.mark.parametrize(
     ("path", "least"),
-    [(CONVERSATIONS, (60, 150, 8, 2)), (FRESH, (30, 60, 4, 1))],
-    ids=["first", "fresh"],
+    [(CONVERSATIONS, (60, 150, 8, 2)), (FRESH, (30, 60, 4, 1)), (FROZEN, (24, 150, 4, 0))],
+    ids=["first", "fresh", "frozen"],
 )
 def test_heldout_size_languages_and_labels(path: Path, least: tuple[int, int, int, int]) -> None:
     convs = conversations(path)
