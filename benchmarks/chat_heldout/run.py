@@ -131,6 +131,7 @@ def run(assistant: Any, convs: list[dict[str, Any]], rounds: int = 0) -> dict[st
     by_intent: dict[str, list[dict[str, bool]]] = defaultdict(list)
     errors: list[str] = []
     whole: dict[str, list[bool]] = defaultdict(list)  # language -> conversations right end to end
+    confusion: Counter[tuple[str, str]] = Counter()  # (labelled intent, routed intent) -> turns
     for conv in convs:
         session = Session()
         right = True
@@ -141,6 +142,7 @@ def run(assistant: Any, convs: list[dict[str, Any]], rounds: int = 0) -> dict[st
             by_intent[turn["intent"]].append(score)
             errors += _errors(conv, turn, score, result.answer)
             right = right and score["full"]
+            confusion[(turn["intent"], result.intent)] += 1
         whole[conv["lang"]].append(right)
     wall: dict[str, list[float]] = defaultdict(list)
     cpu: dict[str, list[float]] = defaultdict(list)
@@ -160,7 +162,18 @@ def run(assistant: Any, convs: list[dict[str, Any]], rounds: int = 0) -> dict[st
             for lang, v in sorted(whole.items(), key=lambda kv: _order(kv[0]))
         },
     }
+    report["confusion"] = {f"{want} -> {got}": n for (want, got), n in sorted(confusion.items())}
+    report["out_of_scope"] = _precision_recall(confusion, "out_of_scope")
     return report
+
+
+def _precision_recall(confusion: Counter[tuple[str, str]], intent: str) -> dict[str, float]:
+    """Precision and recall of routing to `intent` (1.0 where nothing was routed or labelled)."""
+    hit = confusion[(intent, intent)]
+    routed = sum(n for (_, got), n in confusion.items() if got == intent)
+    labelled = sum(n for (want, _), n in confusion.items() if want == intent)
+    return {"precision": round(hit / routed, 3) if routed else 1.0,
+            "recall": round(hit / labelled, 3) if labelled else 1.0}  # fmt: skip
 
 
 def _errors(
@@ -244,6 +257,13 @@ def _table(name: str, report: dict[str, Any]) -> str:
     lines.append(f"  {'intent':12} {'turns':>5}{cols}")
     for intent, r in report["per_intent"].items():
         lines.append(f"  {intent:12} {r['turns']:5}" + "".join(f"{r[key]:7.3f}" for key in RATES))
+    if "confusion" in report:
+        wrong = [f"{pair} {n}" for pair, n in report["confusion"].items()
+                 if pair.split(" -> ")[0] != pair.split(" -> ")[1]]  # fmt: skip
+        oos = report["out_of_scope"]
+        lines.append(f"  out of scope: precision {oos['precision']:.3f}, recall "
+                     f"{oos['recall']:.3f}; misrouted (label -> routed, turns): "
+                     f"{', '.join(wrong) or 'none'}")  # fmt: skip
     if "end_to_end" in report:
         e2e = report["end_to_end"]
         per = ", ".join(f"{lang} {v}" for lang, v in e2e.items() if lang != "all")

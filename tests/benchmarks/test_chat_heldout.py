@@ -149,6 +149,8 @@ def test_runner_scores_each_turn_against_its_labels(fixture_report: dict[str, An
         "a turn right on every check"
     )
     assert report["end_to_end"] == {"all": 1, "en": "1/1", "it": "0/1"}
+    assert report["confusion"]["out_of_scope -> small_talk"] == 1, "the mislabelled ciao"
+    assert report["out_of_scope"] == {"precision": 1.0, "recall": 0.0}
     assert report["overall"]["intent"] == pytest.approx(2 / 3, abs=1e-3)
     assert report["overall"]["shape"] == pytest.approx(2 / 3, abs=1e-3)
     assert set(report["per_intent"]) == {"job", "fit_check", "out_of_scope"}
