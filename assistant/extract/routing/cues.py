@@ -22,7 +22,7 @@ __all__ = ["Cues", "read_cues"]
 
 _CATEGORIES = ("why", "against", "not", "compare", "alternative", "between", "pair", "fit", "own",
                "can", "rent", "serve", "train", "greet", "ask_time", "ask_cost", "how_much",
-               "cost_word", "how_long", "time_word", "follow")  # fmt: skip
+               "cost_word", "how_long", "time_word", "follow", "absent")  # fmt: skip
 _WHY_REACH = 40  # characters after "why" where a negation makes it "why not"
 _OPENING = " \t\n¿¡\"'(-."  # stripped before the opening words of a follow-up
 _WORD = re.compile(r"[^\W\d_]+|\d+")
@@ -141,7 +141,7 @@ def read_cues(
     return Cues(
         gpu_families=families,
         providers=providers,
-        why_not=_why_not(folded, found),
+        why_not=_why_not(folded, found) or has("absent"),
         compare_words=has("compare") or _offers_alternatives(folded, found),
         fit_words=has("fit"),
         own_words=has("own"),

@@ -178,3 +178,20 @@ def test_what_something_costs_without_a_job_is_a_question_about_it(
     train?"; a cost or time question that names no job field or GPU asks about the concept."""
     routed = route_intent(text, lang, JobSpec(), extract_slots(text, lang), None)
     assert routed.intent == intent, routed.reasons
+
+
+ABSENT = [
+    ("en", "I can't find the L40S anywhere in those results"),
+    ("en", "no offers from lambda at all?"),
+    ("nl", "ik zie de H200 nergens staan"),
+    ("fr", "je ne vois pas runpod dans les résultats"),
+    ("tr", "A10G listede görünmüyor"),
+    ("de", "die A100 sehe ich nirgends, was ist los?"),
+    ("es", "la L4 no aparece en tu lista"),
+]
+
+
+@pytest.mark.parametrize(("lang", "text"), ABSENT)
+def test_asking_where_a_gpu_or_provider_went_is_a_why_not(lang: str, text: str) -> None:
+    """Issue 25: "X is not in the list" asks why it was left out, without a "why"."""
+    assert _route(text, lang, "job") == "why_not"
