@@ -290,6 +290,10 @@ class KnowledgeBase:
         )
         return report if failure else self._reports.put(key, report)
 
+    def support(self, query: str, lang: str) -> float:
+        """How well the entries cover `query` in `lang`: `LanguageBM25.coverage` (0 to 1)."""
+        return self._lexicon().coverage(query, lang)
+
     def _query_language(self, text: str) -> str:
         """The language of a query given none: for a short query, the language whose entries
         use its telling words (`LanguageBM25.language_of`), else the detector's."""

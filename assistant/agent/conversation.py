@@ -213,6 +213,15 @@ class Assistant:
         catalog."""
         return Turn(self._run(message, session, lang, catalog))
 
+    def _support(self, text: str, lang: str) -> float | None:
+        """How well the knowledge base covers `text`: a routing hint, None where it has none."""
+        try:
+            measure = getattr(self.resources.knowledge(), "support", None)
+            return float(measure(text, lang)) if measure is not None else None
+        except Exception:  # a hint never fails the turn; a search reports its own failure
+            log.warning("knowledge support unavailable; routing without it", exc_info=True)
+            return None
+
     # -- the turn ---------------------------------------------------------------------------
 
     def _run(
@@ -228,7 +237,9 @@ class Assistant:
         collected: list[Event] = []
         try:
             catalog = own if own is not None else self.resources.catalog()
-            ctx = plan_turn(session.state, message, lang, catalog, session.last_intent)
+            ctx = plan_turn(
+                session.state, message, lang, catalog, session.last_intent, self._support
+            )
             for event in self._graph_events(ctx, session, message):
                 collected.append(event)
                 yield event

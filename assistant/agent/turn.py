@@ -21,7 +21,7 @@ and how it is answered is `assistant.agent.routes`. Decisions, in order:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,18 +108,24 @@ _NOT_FILTERS: dict[str, tuple[str, ...]] = {
 
 
 def plan_turn(
-    prior: JobSpec, text: str, lang: str, catalog: Catalog | None, previous: str | None = None
+    prior: JobSpec,
+    text: str,
+    lang: str,
+    catalog: Catalog | None,
+    previous: str | None = None,
+    support: Callable[[str, str], float | None] | None = None,
 ) -> TurnContext:
-    """Route one user message (`previous`: the intent of the conversation's previous message),
-    fold what it says into the job state and resolve the job it now describes (leniently: a
-    value the tools reject is dropped with a notice and its default)."""
+    """Route one user message (`previous`: the intent of the conversation's previous message;
+    `support(text, lang)`: how well the knowledge base covers it), fold what it says into the
+    job state and resolve the job it now describes (leniently: a value the tools reject is
+    dropped with a notice and its default)."""
     update, rejected = read_slots(text, lang)
     scaled = read_scaling(text, prior, update)
     if scaled:  # "double the tokens": relative to the job so far
         update = update.model_copy(update=scaled)
     if names_own_model(update, prior):  # "my 70B run" about Llama 3.1 70B: that model
         update = update.model_copy(update={"model": None})
-    routed = route_intent(text, lang, prior, update, previous)
+    routed = route_intent(text, lang, prior, update, previous, support)
     dropped = _NOT_FILTERS.get(routed.intent, ())
     if routed.intent == "guidance" and routed.cues.kind != "mixed":
         # A question about a concept sets nothing in the job: its techniques are its topic and

@@ -71,6 +71,7 @@ class LanguageBM25:
         self._spellers: dict[str, Speller] = {}
         self._scores: Recent[tuple[str, str | None], np.ndarray] = Recent(CACHED_QUERIES)
         self._frequency: dict[str, tuple[int, Counter[str]]] = {}  # lang -> (chunks, df)
+        self._vocabulary: dict[str, list[frozenset[str]]] = {}  # lang -> each chunk's terms
         for lang in sorted({c.lang for c in chunks}):
             rows = np.array([i for i, c in enumerate(chunks) if c.lang == lang], dtype=np.int64)
             texts = [keyword_text(chunks[i]) for i in rows]
@@ -85,6 +86,7 @@ class LanguageBM25:
                 words.update(TOKEN.findall(text.lower()))
             self._spellers[lang] = Speller(words)
             self._frequency[lang] = (len(corpus), Counter(t for doc in corpus for t in set(doc)))
+            self._vocabulary[lang] = [frozenset(doc) for doc in corpus]
             index = bm25s.BM25()
             index.index(corpus, show_progress=False)
             self._rows[lang] = rows
@@ -115,6 +117,21 @@ class LanguageBM25:
         """BM25's idf of `term` over `lang`'s chunks (a term no chunk has: the rarest weight)."""
         documents, frequency = self._frequency.get(lang, (1, Counter()))
         return bm25_idf(documents, frequency.get(term, 0))
+
+    def coverage(self, query: str, lang: str) -> float:
+        """How much of `query` one chunk of `lang` (else of the fallback language) holds: the
+        idf-weighted share of the query's distinct terms found in its best chunk, from 0 (no
+        chunk has any) to 1 (one chunk has them all). A word no entry uses weighs the most, so
+        a question about something the knowledge base does not cover scores low."""
+        own = lang if lang in self._vocabulary else FALLBACK_LANG
+        if own not in self._vocabulary:
+            return 0.0
+        wanted = {t: self.idf(own, t) for t in set(self.terms(query, own, own == lang))}
+        total = sum(wanted.values())
+        if total <= 0:
+            return 0.0
+        best = max(sum(w for t, w in wanted.items() if t in doc) for doc in self._vocabulary[own])
+        return best / total
 
     def scores(self, query: str, lang: str | None) -> np.ndarray:
         """BM25 score of every chunk (0 for chunks not scored) for `query` written in `lang`

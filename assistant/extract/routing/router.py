@@ -15,6 +15,11 @@ then add to or rule out intents, each for a reason a person would give:
 - "how much ... cost" / "how long ... take" (`asks_cost`, `asks_time`) with a job in the
   conversation asks about that job (guidance, answered from the ranking's first choice);
 - a message that sets job fields amends the conversation's job, or describes a new one;
+- how much of the message the knowledge base holds (`support`, the share of its words one
+  entry has: `KnowledgeBase.support`, thresholds calibrated in benchmarks/retrieval/scope.py):
+  a question it covers well leans to guidance, a message naming nothing of a job that it
+  hardly covers leans out of scope ("which coin should I mine?", "how do I write a Helm
+  chart?");
 - a short message that opens like a follow-up ("and on an A100 40GB?", "¿y con una L4?") and
   names no other model asks the previous message's question again about what it names, when
   that question was a fit check, a comparison or a "why not".
@@ -23,6 +28,7 @@ then add to or rule out intents, each for a reason a person would give:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -48,6 +54,14 @@ _SHORT = 6  # words: a greeting with more than this says something else too
 _ELLIPTIC = 9  # words: a follow-up longer than this says what it asks
 # Questions an elliptic follow-up repeats about what it names.
 _REPEATABLE: tuple[Intent, ...] = ("fit_check", "compare", "why_not")
+# Knowledge-base support (0-1) below which a message is hardly covered, and from which a
+# question is covered well: chosen on the dev questions of benchmarks/retrieval/scope.py (below
+# 0.35: 54 of 90 out-of-scope messages, 13 of 309 knowledge questions; 0.60 and up: most
+# knowledge questions, three out-of-scope requests, none of them questions). A lean, not a
+# verdict: the bank's similarities and the other cues still count.
+UNSUPPORTED_AT = 0.35
+_SUPPORT_WORDS = 4  # words: "ty!" or "goeiemiddag!" hold too little to measure coverage on
+SUPPORTED_AT = 0.60
 
 
 @dataclass(frozen=True)
@@ -80,10 +94,17 @@ def similarities(text: str) -> dict[str, float]:
 
 
 def route_intent(
-    text: str, lang: str, state: JobSpec, update: JobUpdate, previous: str | None = None
+    text: str,
+    lang: str,
+    state: JobSpec,
+    update: JobUpdate,
+    previous: str | None = None,
+    support: Callable[[str, str], float | None] | None = None,
 ) -> Routed:
     """The intent of `text` (in `lang`) given the conversation's job `state`, what the message
-    sets (`update`, from `extract_slots`) and the intent of the previous message (`previous`)."""
+    sets (`update`, from `extract_slots`), the intent of the previous message (`previous`) and
+    how well the knowledge base covers it (`support(text, lang)`, 0-1 or None: asked only where
+    it can count, so a job turn does not open the knowledge base)."""
     cues = read_cues(text, lang, state, update, previous)
     sims = similarities(text)
     score = dict(sims)
@@ -96,7 +117,8 @@ def route_intent(
     for intent, why in _ruled_out(cues):
         score[intent] = -math.inf
         reasons.append(f"{intent} ruled out: {why}")
-    for intent, amount, why in _weights(cues):
+    covered = support(text, lang) if support is not None and _measurable(cues) else None
+    for intent, amount, why in _weights(cues) + _support_weights(cues, covered):
         if math.isfinite(score[intent]):
             add(intent, amount, why)
     best = max(INTENTS, key=lambda i: score[i])
@@ -157,6 +179,22 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
     elif c.question and (c.asks_time or c.asks_cost) and not (c.sets_job or c.gpu_families):
         weights.append(("guidance", TIPS, "asks what something costs or takes, names no job"))
     return weights
+
+
+def _measurable(c: Cues) -> bool:
+    """Coverage can lean this message: not a change of the job, not too short to measure."""
+    return not c.sets_job and c.words >= _SUPPORT_WORDS
+
+
+def _support_weights(c: Cues, support: float | None) -> list[tuple[Intent, float, str]]:
+    if support is None:
+        return []
+    named = c.gpu_families or c.providers or c.greeting or c.serve_words
+    if support < UNSUPPORTED_AT and not named:
+        return [("out_of_scope", TIPS, f"the knowledge base hardly covers it ({support:.2f})")]
+    if support >= SUPPORTED_AT and c.question and not (c.serve_words or c.why_not):
+        return [("guidance", TIPS, f"the knowledge base covers it ({support:.2f})")]
+    return []
 
 
 def intent_names() -> list[str]:

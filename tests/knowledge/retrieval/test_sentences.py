@@ -100,3 +100,13 @@ def test_the_knowledge_base_search_gives_each_passage_its_excerpt(tmp_path) -> N
         entry = found["memory/gradient-checkpointing"]
         assert expected[lang] in entry.answer, (lang, entry.answer)
         assert entry.answer != entry.text
+
+
+def test_coverage_is_the_idf_share_of_the_query_one_chunk_holds() -> None:
+    entry = _entry()
+    lexicon = LanguageBM25(entry)
+    assert lexicon.coverage("gradient checkpointing backward pass", "en") == pytest.approx(1.0)
+    assert lexicon.coverage("kite steady wind", "en") == 0.0
+    half = lexicon.coverage("gradient checkpointing kite", "en")
+    assert 0.0 < half < 1.0, "an unknown word weighs the most"
+    assert lexicon.coverage("recomputation", "de") == lexicon.coverage("recomputation", "en")

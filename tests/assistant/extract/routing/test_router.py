@@ -195,3 +195,33 @@ ABSENT = [
 def test_asking_where_a_gpu_or_provider_went_is_a_why_not(lang: str, text: str) -> None:
     """Issue 25: "X is not in the list" asks why it was left out, without a "why"."""
     assert _route(text, lang, "job") == "why_not"
+
+
+SUPPORT = [
+    # (lang, text, support, intent): the knowledge base's coverage leans a question either way
+    ("en", "are cloud GPUs charged per minute or per hour?", 0.72, "guidance"),
+    ("en", "are cloud GPUs charged per minute or per hour?", None, "out_of_scope"),
+    ("en", "how do I write a Helm chart for my app?", 0.29, "out_of_scope"),
+    ("en", "how do I write a Helm chart for my app?", None, "guidance"),
+    ("en", "which crypto coin should I mine with my GPU?", 0.30, "out_of_scope"),
+]
+
+
+@pytest.mark.parametrize(("lang", "text", "support", "intent"), SUPPORT)
+def test_the_knowledge_bases_coverage_leans_a_question_in_or_out_of_scope(
+    lang: str, text: str, support: float | None, intent: str
+) -> None:
+    """Issue 25, pattern 2: billing questions were refused, off-topic ones cited an entry."""
+    measure = None if support is None else (lambda _text, _lang: support)
+    routed = route_intent(text, lang, JobSpec(), extract_slots(text, lang), None, measure)
+    assert routed.intent == intent, routed.reasons
+
+
+@pytest.mark.parametrize("text", ["ty!", "goeiemiddag!", "and with spot?"])
+def test_short_messages_and_job_changes_get_no_coverage_lean(text: str) -> None:
+    asked: list[str] = []
+    routed = route_intent(
+        text, "en", JOB, extract_slots(text, "en"), "job", lambda t, _l: asked.append(t) or 0.0
+    )
+    assert not [r for r in routed.reasons if "knowledge base" in r], routed.reasons
+    assert asked == [], "not even asked: a job turn does not open the knowledge base"
