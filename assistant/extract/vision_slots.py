@@ -20,20 +20,28 @@ __all__ = ["read_vision"]
 _TOKEN = re.compile(r"[^\s,;:!?()\"'<>|¦]+")
 _MAX_WORDS = 5
 # A side in pixels: "1024px", "1024 res", "512er Auflösung", "1024'lük çözünürlük", "768x768",
-# "resolution 1024", "résolution de 768" (folded text: no accents).
-_RES_WORD = r"(?:res|resolution|resolutie|auflosung|resolucion|cozunurluk\w*)"
+# "resolution 1024", "résolution de 768", a change to it: "resolution down to 768", "Auflösung
+# auf 768", "çözünürlüğü 768 yap" (folded text: no accents).
+_RES_WORD = r"(?:res|resolution|resolutie|auflosung|resolucion|cozunurluk\w*|cozunurlug\w*)"
+# Between a quantity's noun and its new value: "to", "down to", "auf", "naar", "à", "a", "en".
+_TO = r"(?:\s+(?:down|up|back))?\s*(?:[:=]|of|de|van|von|at|a|to|naar|op|auf|sur|en|sobre)?\s*"
 _RESOLUTION = re.compile(
     r"\b(\d{3,4})(?:er|'?l[iu]k)?\s*(?:px|pixels?|piksel|" + _RES_WORD + r")\b"
     r"|\b(\d{3,4})\s*[x×]\s*\2\b"
-    r"|\b" + _RES_WORD + r"\s*(?:[:=]|of|de|van|von|at|a)?\s*(\d{3,4})(?:\s*px)?\b"
+    r"|\b" + _RES_WORD + _TO + r"(\d{3,4})(?:\s*px)?\b"
 )
 # A count of training images: "30 pics", "15 selfies", "200 fotoğraf", "40 Bilder".
 _IMAGES = re.compile(
     r"\b(\d{1,7})\s+(?:\w+\s+)?(?:images?|photos?|pictures?|pics?|pix|selfies?|selfis"
-    r"|snapshots?|portraits?|afbeeldingen|plaatjes|portretten|foto'?s|fotos|fotografias"
+    r"|snapshots?|shots?|portraits?|afbeeldingen|plaatjes|portretten|foto'?s|fotos|fotografias"
     r"|bilder[n]?|imagenes|gorsel\w*|resim\w*|fotograf\w*)\b"
 )
-_STEPS = re.compile(r"\b(\d{1,7})\s*(?:steps?|stappen|etapes|pas|schritte[n]?|pasos|adim)\b")
+# "1200 steps", and a change to them: "steps to 2000", "Schritte auf 1500", "adım sayısını 1500'e"
+# (French "pas" only after its number: before one it is a negation).
+_STEPS = re.compile(
+    r"\b(\d{1,7})\s*(?:steps?|stappen|etapes|pas|schritte[n]?|pasos|adim)\b"
+    r"|\b(?:steps?|stappen|etapes|schritte[n]?|pasos|adim(?:\s+sayisi\w*)?)" + _TO + r"(\d{2,7})\b"
+)
 _DREAMBOOTH = re.compile(r"\bdream\s?booth\b")
 _PRIOR = re.compile(r"\bprior[\s-]?preservation\b|\bclass images\b|\bregularization images\b")
 _CACHE_LATENTS = re.compile(

@@ -17,6 +17,7 @@ from assistant.extract.names import find_gpus
 from assistant.extract.patterns import patterns
 from assistant.extract.text import compile_phrases, fold
 from tools.job import JobSpec, JobUpdate
+from tools.job.fields import IMAGE_FIELDS
 
 __all__ = ["Cues", "read_cues"]
 
@@ -33,7 +34,8 @@ _ASK_REACH = 6  # words from "how much" / "how long" to the verb of paying or ta
 _JOB_FIELDS = ("model", "method", "precision", "optimizer", "lora_rank", "micro_batch_size",
                "seq_len", "gradient_checkpointing", "num_gpus", "zero_stage", "tokens",
                "samples", "epochs", "max_price_per_hour", "budget", "deadline_hours", "spot",
-               "providers", "regions", "gpus", "objective", "offload_optimizer")  # fmt: skip
+               "providers", "regions", "gpus", "objective", "offload_optimizer",
+               "images", "steps", *IMAGE_FIELDS)  # fmt: skip
 
 
 _HARDWARE_FIELDS = frozenset({"gpus", "num_gpus", "max_vram_gib"})

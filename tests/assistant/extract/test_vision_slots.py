@@ -61,3 +61,28 @@ def test_negations_and_the_masking() -> None:
     assert llava["model"] == LLAVA and llava["seq_len"] == 2048  # "7B" is not a bare size
     plain = extract_slots("llama 3.1 8b lora with 2048 tokens on 2 GPUs", "en").given()
     assert not {"resolution", "images", "steps", "dreambooth"} & set(plain)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("lower the resolution to 768 please", "en", {"resolution": 768}),
+        ("bump steps to 2000", "en", {"steps": 2000}),
+        ("zet de resolutie op 896 en de stappen naar 1800", "nl",
+         {"resolution": 896, "steps": 1800}),
+        ("baisse la résolution à 768", "fr", {"resolution": 768}),
+        ("çözünürlüğü 768 yap, adım sayısını 1500'e çıkar", "tr",
+         {"resolution": 768, "steps": 1500}),
+        ("Auflösung auf 768 runter, Schritte auf 1500", "de", {"resolution": 768, "steps": 1500}),
+        ("sube los pasos a 2500", "es", {"steps": 2500}),
+        ("lora on sdxl with 40 product shots", "en", {"images": 40}),
+    ],
+)  # fmt: skip
+def test_a_change_written_noun_first(text: str, lang: str, expected: dict[str, object]) -> None:
+    """Issue 25, patterns 3-4: "steps to 2000", "Auflösung auf 768" set nothing before."""
+    given = extract_slots(text, lang).given()
+    assert {k: given.get(k) for k in expected} == expected
+
+
+def test_french_pas_before_a_number_is_a_negation_not_steps() -> None:
+    assert "steps" not in extract_slots("je ne veux pas 2000 images", "fr").given()

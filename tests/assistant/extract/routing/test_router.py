@@ -225,3 +225,17 @@ def test_short_messages_and_job_changes_get_no_coverage_lean(text: str) -> None:
     )
     assert not [r for r in routed.reasons if "knowledge base" in r], routed.reasons
     assert asked == [], "not even asked: a job turn does not open the knowledge base"
+
+
+SDXL_JOB = JobSpec(model="stabilityai/stable-diffusion-xl-base-1.0", method="lora", steps=1200)
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [("en", "bump steps to 2000"), ("tr", "adım sayısını 1500'e çıkar"),
+     ("fr", "monte à 1500 étapes"), ("de", "Auflösung auf 768 runter")],
+)  # fmt: skip
+def test_changing_an_image_jobs_steps_or_resolution_amends_it(lang: str, text: str) -> None:
+    """Image fields count as job fields: "bump steps to 2000" was answered out of scope."""
+    routed = route_intent(text, lang, SDXL_JOB, extract_slots(text, lang), "job")
+    assert routed.intent == "amend", routed.reasons
