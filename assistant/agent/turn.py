@@ -38,6 +38,7 @@ from assistant.extract import (
     QuestionKind,
     RejectedSlot,
     Routed,
+    is_diffusion,
     names_own_model,
     read_scaling,
     read_slots,
@@ -119,7 +120,7 @@ def plan_turn(
     `support(text, lang)`: how well the knowledge base covers it), fold what it says into the
     job state and resolve the job it now describes (leniently: a value the tools reject is
     dropped with a notice and its default)."""
-    update, rejected = read_slots(text, lang)
+    update, rejected = read_slots(text, lang, image_job=is_diffusion(prior.model))
     scaled = read_scaling(text, prior, update)
     if scaled:  # "double the tokens": relative to the job so far
         update = update.model_copy(update=scaled)
@@ -127,10 +128,12 @@ def plan_turn(
         update = update.model_copy(update={"model": None})
     routed = route_intent(text, lang, prior, update, previous, support)
     dropped = _NOT_FILTERS.get(routed.intent, ())
-    if routed.intent == "guidance" and routed.cues.kind != "mixed":
+    no_model = prior.model is None and update.model is None
+    if routed.intent == "guidance" and (routed.cues.kind != "mixed" or no_model):
         # A question about a concept sets nothing in the job: its techniques are its topic and
-        # its amounts an example ("is spot safe for a 20 hour run?"). The model it names stays,
-        # as after an out-of-scope question, for the follow-up that asks about it.
+        # its amounts an example ("is spot safe for a 20 hour run?", and with no model at all
+        # "is 3 epochs over 20M tokens 60M tokens seen?"). The model it names stays, as after
+        # an out-of-scope question, for the follow-up that asks about it.
         dropped = TOPIC_FIELDS + tuple(f for f in update.given() if f != "model")
     kept = update.model_copy(update=dict.fromkeys(dropped))
     state = apply_update(prior, kept)

@@ -19,6 +19,7 @@ from assistant.extract.intent import TOPIC_FIELDS, QuestionKind, classify_intent
 from assistant.extract.relative import names_own_model, read_scaling
 from assistant.extract.routing import INTENTS, Intent, Routed, route_intent
 from assistant.extract.slots import RejectedSlot, SlotReading, extract_slots, read_slots
+from assistant.extract.vision_slots import is_diffusion
 
 __all__ = [
     "INTENTS",
@@ -30,6 +31,7 @@ __all__ = [
     "SlotReading",
     "classify_intent",
     "extract_slots",
+    "is_diffusion",
     "names_own_model",
     "read_scaling",
     "read_slots",

@@ -45,6 +45,9 @@ _SPECIFIC = ("model", "tokens", "samples", "max_price_per_hour", "budget", "dead
 TOPIC_FIELDS = (
     "method", "precision", "optimizer", "gradient_checkpointing", "spot", "zero_stage",
     "sharding", "offload_optimizer", "attention", "engine", "qlora_double_quant",
+    # image-model techniques: "does EMA add much memory?", "do I need prior preservation?"
+    "ema", "prior_preservation", "dreambooth", "train_text_encoder", "train_vision_tower",
+    "cache_latents",
 )  # fmt: skip
 
 

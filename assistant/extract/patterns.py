@@ -78,6 +78,12 @@ class Patterns:
     deadline: re.Pattern[str]
     method: Choice
     full_split: re.Pattern[str]
+    # "8k?", "32k olsun": a power-of-two "k" no noun took (read last: a context length).
+    bare_context: re.Pattern[str]
+    # "spot instances zijn voor ons ook prima", "le spot c'est ok", "Spot ist doch okay": spot and
+    # a word of approval in one clause, either order (group `gap`: the words between).
+    spot_approval: re.Pattern[str]
+    negation_any: re.Pattern[str]
     spot: Choice
     objective: Choice
     precision: Choice
@@ -166,7 +172,9 @@ def patterns(lang: str) -> Patterns:
             (field, c(f"(?<![\\w.,^*])(?P<n>{ODD_NUMBER}){mag}?\\s*{conn}{alt(noun)}"))
             for field, noun in (("tokens", "noun.tokens"), ("samples", "noun.samples"))
         ),
-        samples=c(f"{num}{mag}?\\s*{conn}{alt('noun.samples')}"),
+        # "85k samples", and with one word before the noun: "85k chat samples", "20k training
+        # examples" (letters only: "8 GPUs 500 samples" keeps its own number).
+        samples=c(f"{num}{mag}?\\s*{conn}(?:[^\\W\\d_]+\\s+)?{alt('noun.samples')}"),
         epochs=(
             c(f"{num_or_word}\\s*-?\\s*{alt('noun.epochs')}"),
             c(f"{alt('noun.epochs')}\\s*[:=]\\s*{num}"),
@@ -204,6 +212,13 @@ def patterns(lang: str) -> Patterns:
             f"{alt('whole')}(?:\\s+[^\\s]+){{0,4}}?\\s+{alt('train.word')}"
             f"|{alt('train.word')}(?:\\s+[^\\s]+){{0,3}}?\\s+{alt('whole')}"
         ),
+        bare_context=c(r"(?<![\w.,$€£¦])(?P<n>1|2|4|8|16|32|64|128)k(?![\w.,]?\d)(?!\w)"),
+        spot_approval=c(
+            f"\\bspot(?:'\\w+)?\\b(?P<gap>(?:[\\s-]+[^\\s¦,.;!?]+){{0,5}}?)[\\s-]+"
+            f"{alt('approve')}(?![\\w-])"
+            f"|{alt('approve')}(?P<gap2>(?:\\s+[^\\s¦,.;!?]+){{0,3}}?)\\s+spot\\b"
+        ),
+        negation_any=c(alt("negation")),
         spot=_shared_choice("spot."),
         objective=_shared_choice("objective."),
         precision=_shared_choice("precision."),

@@ -24,7 +24,7 @@ from assistant.extract.numbers import parse_number, read_odd_number
 from assistant.extract.patterns import Patterns, number_word_value, patterns
 from assistant.extract.regions import find_region
 from assistant.extract.text import MASK, fold
-from assistant.extract.vision_slots import read_vision
+from assistant.extract.vision_slots import is_diffusion, read_bare_side, read_vision
 from tools.architectures.param_guess import MAX_PARAMS, MIN_PARAMS
 from tools.catalog.providers import known_providers
 from tools.gpus import lookup_gpu
@@ -39,11 +39,13 @@ _PREFER_SPAN = 60  # characters before a value in which "rather ... than" sets i
 
 class Doc:
     """The folded message; spans read are masked so later readers skip them. `written` keeps,
-    per slot, the words that set it (as folded), for a value the job cannot take."""
+    per slot, the words that set it (as folded), for a value the job cannot take; `image_job`:
+    the conversation's job is a diffusion model's (a bare "at 1024" is then its resolution)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, image_job: bool = False) -> None:
         self.text = fold(text[:MAX_CHARS])
         self.written: dict[str, str] = {}
+        self.image_job = image_job
 
     def mask(self, start: int, end: int) -> None:
         self.text = self.text[:start] + MASK * (end - start) + self.text[end:]
@@ -70,15 +72,16 @@ class SlotReading(NamedTuple):
     rejected: tuple[RejectedSlot, ...]
 
 
-def extract_slots(text: str, lang: str) -> JobUpdate:
-    """The job fields `text` (in `lang`: en, nl, fr, tr, de or es; others read as en) sets."""
-    return read_slots(text, lang).update
+def extract_slots(text: str, lang: str, image_job: bool = False) -> JobUpdate:
+    """The job fields `text` (in `lang`: en, nl, fr, tr, de or es; others read as en) sets;
+    `image_job`: the conversation is about a diffusion model."""
+    return read_slots(text, lang, image_job).update
 
 
-def read_slots(text: str, lang: str) -> SlotReading:
+def read_slots(text: str, lang: str, image_job: bool = False) -> SlotReading:
     """`extract_slots`, with the values read that the job model (`tools.job.JobUpdate`) refuses:
     each slot is checked alone against it, so one bad value never loses the others."""
-    doc = Doc(text)
+    doc = Doc(text, image_job)
     p = patterns(lang)
     slots: Slots = {}
     for reader in _READERS:
@@ -337,8 +340,15 @@ def _read_words(doc: Doc, p: Patterns, slots: Slots) -> None:
     text = doc.text
     for slot, choice in (("spot", p.spot), ("objective", p.objective),
                          ("precision", p.precision), ("optimizer", p.optimizer)):  # fmt: skip
-        for value, _ in choice.finditer(text):
+        for value, match in choice.finditer(text):
+            if slot == "spot" and value == "allowed" and p.negation_after.match(text, match.end()):
+                value = "never"  # "spot uygun değil": a negation after the approval
             slots[slot] = value
+    if "spot" not in slots:
+        for match in p.spot_approval.finditer(text):
+            gap = match["gap"] or match["gap2"] or ""
+            if not p.negation_any.search(gap) and not p.negation_after.match(text, match.end()):
+                slots["spot"] = "allowed"
     methods = [(match.start(), value, match) for value, match in p.method.finditer(text)]
     methods += [(match.start(), "full", match) for match in p.full_split.finditer(text)]
     for _, value, match in sorted(methods, key=lambda item: item[0]):
@@ -382,6 +392,19 @@ def _read_vision(doc: Doc, p: Patterns, slots: Slots) -> None:
     read_vision(doc, slots)
 
 
+def _read_bare(doc: Doc, p: Patterns, slots: Slots) -> None:
+    """Values written alone, once every reader with a noun or label has run: a side in pixels
+    for a diffusion job ("at 1024"), a context length as a power-of-two "k" ("8k?", "32k
+    olsun": no noun took it, and data amounts are not written that way)."""
+    read_bare_side(doc, slots, doc.image_job)
+    if "seq_len" in slots or is_diffusion(slots.get("model")) or doc.image_job:
+        return
+    for match in p.bare_context.finditer(doc.text):
+        if not p.money_cue_before.search(doc.text, 0, match.start()):  # "budget 8k": money
+            slots["seq_len"] = int(match["n"]) * 1024
+            doc.mask(*match.span())
+
+
 _READERS: tuple[Reader, ...] = (
     _read_vision,
     _read_models,
@@ -396,4 +419,5 @@ _READERS: tuple[Reader, ...] = (
     _read_batch_rank,
     _read_deadline,
     _read_words,
+    _read_bare,
 )

@@ -1,5 +1,6 @@
 """Slots of image-model jobs in a message: the model, resolution, images, steps, DreamBooth,
-text-encoder training, prior preservation, cached latents and EMA, in six languages.
+text-encoder and vision-tower training, prior preservation, cached latents and EMA, in six
+languages.
 
 `read_vision` runs first among the slot readers (assistant/extract/slots.py) and masks what it
 read, so "LLaVA 1.5 7B" is not read as a bare 7B model and "1024px" not as a batch or a count.
@@ -15,7 +16,7 @@ from typing import Any
 
 from tools.architectures.multimodal import find_multimodal
 
-__all__ = ["read_vision"]
+__all__ = ["is_diffusion", "read_bare_side", "read_vision"]
 
 _TOKEN = re.compile(r"[^\s,;:!?()\"'<>|¦]+")
 _MAX_WORDS = 5
@@ -33,16 +34,31 @@ _RESOLUTION = re.compile(
 # A count of training images: "30 pics", "15 selfies", "200 fotoğraf", "40 Bilder".
 _IMAGES = re.compile(
     r"\b(\d{1,7})\s+(?:\w+\s+)?(?:images?|photos?|pictures?|pics?|pix|selfies?|selfis"
-    r"|snapshots?|shots?|portraits?|afbeeldingen|plaatjes|portretten|foto'?s|fotos|fotografias"
-    r"|bilder[n]?|imagenes|gorsel\w*|resim\w*|fotograf\w*)\b"
+    r"|snapshots?|shots?|portraits?|afbeeldingen|plaatjes|portretten|\w*foto'?s|fotografias"
+    r"|\w*bilder[n]?|imagenes|gorsel\w*|resim\w*|fotograf\w*)\b"
+)
+# Images in each training sample of a VLM: "3 images per sample", "3 afbeeldingen per sample",
+# "2 Bilder pro Beispiel", "örnek başına 2 görsel" (read before the plain image count).
+_PER_SAMPLE = (
+    r"(?:per|each|a|par|pro|je|por|cada|başına|basina)\s+(?:training\s+)?(?:samples?|examples?"
+    r"|voorbeelds?|exemples?|echantillons?|beispiele?|ejemplos?|muestras?|ornek\w*)"
+)
+_IMAGES_PER_SAMPLE = re.compile(
+    r"\b(\d{1,2})\s+(?:images?|afbeeldingen|bilder[n]?|imagenes|gorsel\w*|resim\w*)\s+"
+    + _PER_SAMPLE
+    + r"\b"
+    r"|\b(?:ornek|sample)\w*\s+(?:basina|per)\s+(\d{1,2})\s+(?:gorsel\w*|resim\w*|images?)\b"
 )
 # "1200 steps", and a change to them: "steps to 2000", "Schritte auf 1500", "adım sayısını 1500'e"
 # (French "pas" only after its number: before one it is a negation).
 _STEPS = re.compile(
     r"\b(\d{1,7})\s*(?:steps?|stappen|etapes|pas|schritte[n]?|pasos|adim)\b"
-    r"|\b(?:steps?|stappen|etapes|schritte[n]?|pasos|adim(?:\s+sayisi\w*)?)" + _TO + r"(\d{2,7})\b"
+    r"|\b(?:steps?|stappen|etapes|schritte[n]?|pasos|adim\w*(?:\s+sayisi\w*)?)"
+    + _TO
+    + r"(\d{2,7})\b"
 )
 _DREAMBOOTH = re.compile(r"\bdream\s?booth\b")
+_FULL_BEFORE = re.compile(r"\bfull[\s-]+$")  # "full DreamBooth": a full fine-tune of the denoiser
 _PRIOR = re.compile(r"\bprior[\s-]?preservation\b|\bclass images\b|\bregularization images\b")
 _CACHE_LATENTS = re.compile(
     r"\b(?:cach\w*|pre-?encod\w*)\s+(?:the\s+)?latents?\b|\blatents?\s+cach\w*"
@@ -52,6 +68,22 @@ _TEXT_ENCODER = re.compile(
     r"\b(?:text[\s-]?encoders?|tekst[\s-]?encoders?|encodeurs? de texte|codificador(?:es)? de"
     r" texto|metin kodlayici\w*)\b"
 )
+# A VLM's vision encoder: "unfreeze the vision tower", "samt Vision Tower", "l'encodeur visuel",
+# "görü kulesi" (trained unless a negation or "frozen" says otherwise, as the text encoder).
+_VISION_TOWER = re.compile(
+    r"\b(?:vision[\s-]?(?:tower|encoder|backbone)s?|visual encoders?|image encoders?"
+    r"|beeld[\s-]?encoder|visie[\s-]?encoder|encodeurs? (?:visuels?|d'images?)|tour de vision"
+    r"|bild[\s-]?encoder|codificador(?:es)? (?:visual|de imagen)(?:es)?|torre de vision"
+    r"|gorsel kodlayici\w*|goru kulesi\w*)\b"
+)
+# A bare side in a diffusion job, after a preposition or alone: "sdxl at 1024", "a 512",
+# "passe en 1024", "auf 768", "1024'te", "1024?". Read last (assistant/extract/slots.py), so a
+# number another reader took ("1024 tokens", "1200 steps") is gone; a multiple of 64 px only.
+_BARE_SIDE = re.compile(
+    r"(?:\b(?:at|in|a|en|op|auf|bei|mit|with|de|con|avec|sur|to|naar|zu)\s+|^\W*)"
+    r"(\d{3,4})(?:'?(?:te|de|da|ta|e|a|ye))?(?![\w.,]?\d)(?!\s*(?:x|\u00d7|px|k\b))"
+)
+_SIDES = range(256, 2049, 64)
 _FROZEN_AFTER = re.compile(
     r"\s*(?:is\s+|stays\s+|blijft\s+|bleibt\s+|reste\s+)?(?:frozen|off|bevroren|gele\w*|eingefroren"
     r"|congelad\w*|donduruldu\w*|dondurulmus)\b"
@@ -92,8 +124,9 @@ def read_vision(doc: Any, slots: dict[str, Any]) -> None:
     for start, end, model_id in _find_models(text):
         slots["model"] = model_id
         doc.mask(start, end)
-    for pattern, slot, kind in ((_RESOLUTION, "resolution", int), (_IMAGES, "images", int),
-                                (_STEPS, "steps", int)):  # fmt: skip
+    for pattern, slot, kind in ((_RESOLUTION, "resolution", int),
+                                (_IMAGES_PER_SAMPLE, "images_per_sample", int),
+                                (_IMAGES, "images", int), (_STEPS, "steps", int)):  # fmt: skip
         for match in pattern.finditer(doc.text):
             value = next(g for g in match.groups() if g)
             slots[slot] = kind(value)
@@ -101,8 +134,30 @@ def read_vision(doc: Any, slots: dict[str, Any]) -> None:
             doc.mask(match.start(), match.end())
     for pattern, slot in ((_DREAMBOOTH, "dreambooth"), (_PRIOR, "prior_preservation"),
                           (_CACHE_LATENTS, "cache_latents"), (_EMA, "ema"),
-                          (_TEXT_ENCODER, "train_text_encoder")):  # fmt: skip
+                          (_TEXT_ENCODER, "train_text_encoder"),
+                          (_VISION_TOWER, "train_vision_tower")):  # fmt: skip
         for match in pattern.finditer(doc.text):
             off = _negated(doc.text, match.start()) or _FROZEN_AFTER.match(doc.text, match.end())
             slots[slot] = not off
+            if pattern is _DREAMBOOTH and _FULL_BEFORE.search(doc.text, 0, match.start()):
+                slots["method"] = "full"
             doc.mask(match.start(), match.end())
+
+
+def is_diffusion(model: object) -> bool:
+    """Whether `model` (a job's model: an id or a name; an uploaded architecture is none) is
+    one of the built-in diffusion pipelines."""
+    found = find_multimodal(model) if isinstance(model, str) and model else None
+    return found is not None and hasattr(found, "denoiser")
+
+
+def read_bare_side(doc: Any, slots: dict[str, Any], image_job: bool) -> None:
+    """A bare side in pixels (`_BARE_SIDE`) for a diffusion job: the model this message names or,
+    with `image_job`, the conversation's."""
+    if "resolution" in slots or not (image_job or is_diffusion(slots.get("model"))):
+        return
+    for match in _BARE_SIDE.finditer(doc.text):
+        if int(match.group(1)) in _SIDES:
+            slots["resolution"] = int(match.group(1))
+            doc.note("resolution", match)
+            doc.mask(match.start(1), match.end(1))

@@ -160,14 +160,17 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("out_of_scope", NUDGES, "no greeting, nothing about training or GPUs"))
     # guidance: what it names is a topic; a fit question's GPUs are the hardware to check
     if c.has_job and c.sets_job and c.kind != "guidance" and not (c.fit_words and c.hardware_only):
-        weights.append(("amend", TIPS, "changes the conversation's job"))
+        # A question whose settings are all techniques ("does EMA add much memory?", "is bf16
+        # better than fp16 here?") may ask about them rather than ask for them: it only tips.
+        topical = c.question and c.topics_only
+        weights.append(("amend", NUDGES if topical else TIPS, "changes the conversation's job"))
         # A new job names its model; a change keeps the conversation's. Not a change: a
         # question that also sets fields (asked about the job), a question whose settings are
         # its topic ("does gradient checkpointing slow training down?"), GPUs named (hardware).
         asks = c.kind == "mixed" or (c.question and c.topics_only)
         if not (asks or c.new_model or c.gpu_families or c.vram):
             weights.append(("amend", NUDGES, "keeps the conversation's model"))
-    elif c.sets_job and not (c.question or c.fit_words or _compares(c)):
+    elif c.sets_job and not (c.question or c.fit_words or _compares(c) or _topical(c)):
         weights.append(("job", TIPS, "describes a job"))
     repeated = next((i for i in _REPEATABLE if i == c.previous), None)
     if repeated is not None and c.follows and c.words <= _ELLIPTIC and not c.new_model:
@@ -179,6 +182,12 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
     elif c.question and (c.asks_time or c.asks_cost) and not (c.sets_job or c.gpu_families):
         weights.append(("guidance", TIPS, "asks what something costs or takes, names no job"))
     return weights
+
+
+def _topical(c: Cues) -> bool:
+    """A concept question whose settings are all techniques: "what's prior preservation and
+    do I need it" describes no job."""
+    return c.kind == "guidance" and c.topics_only
 
 
 def _measurable(c: Cues) -> bool:

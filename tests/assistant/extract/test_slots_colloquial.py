@@ -63,3 +63,37 @@ def test_the_dutch_article_is_no_gpu_count_but_a_single_gpu_is() -> None:
     assert extract_slots("ik wil een gpu huren voor lora", "nl").num_gpus is None
     assert extract_slots("ik wil een enkele gpu huren voor lora", "nl").num_gpus == 1
     assert extract_slots("ik wil 1 gpu huren voor lora", "nl").num_gpus == 1
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "expected"),
+    [
+        # issue 25: spot and a word of approval in one clause, either order; a negation in
+        # between or after sets it aside
+        ("nl", "spot machines zijn voor mij ook goed", {"spot": "allowed"}),
+        ("fr", "le spot me va", {"spot": "allowed"}),
+        ("fr", "le spot, c'est pas ok", {}),
+        ("de", "Spot wäre für uns in Ordnung", {"spot": "allowed"}),
+        ("es", "spot nos vale", {"spot": "allowed"}),
+        ("tr", "spot kullanmak bizim için sorun yok", {"spot": "allowed"}),
+        ("tr", "spot uygun değil", {"spot": "never"}),
+        ("tr", "spot kullanmayalım", {"spot": "never"}),
+        ("en", "is spot safe for fine-tuning?", {}),  # "fine-" is no approval
+        # a power-of-two "k" alone is a context length; a budget's is money
+        ("tr", "16k?", {"seq_len": 16384}),
+        ("en", "make it 32k then", {"seq_len": 32768}),
+        ("en", "budget 8k", {}),
+        # one word between a count and its noun; objectives and currencies as people write them
+        ("en", "llama 8b qlora over 120k support samples",
+         {"model": "meta-llama/Llama-3.1-8B", "method": "qlora", "samples": 120000}),
+        ("es", "presupuesto de 50 libras", {"budget": Money(amount=50.0, currency="GBP")}),
+        ("tr", "en hızlısını seç", {"objective": "time"}),
+        ("de", "so billig wie möglich bitte", {"objective": "cost"}),
+        ("es", "prioriza la velocidad", {"objective": "time"}),
+        ("fr", "priorité au prix", {"objective": "cost"}),
+    ],
+)  # fmt: skip
+def test_approval_bare_context_and_everyday_wording(
+    lang: str, text: str, expected: dict[str, Any]
+) -> None:
+    assert extract_slots(text, lang).given() == expected

@@ -86,3 +86,68 @@ def test_a_change_written_noun_first(text: str, lang: str, expected: dict[str, o
 
 def test_french_pas_before_a_number_is_a_negation_not_steps() -> None:
     assert "steps" not in extract_slots("je ne veux pas 2000 images", "fr").given()
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "image_job", "expected"),
+    [
+        # issue 25: a bare side is the resolution of a diffusion job, named here or before
+        ("quick sdxl lora at 1024, 18 photos of our mascot", "en", False,
+         {"model": SDXL, "resolution": 1024, "images": 18}),
+        ("una lora de flux dev a 768 con 22 fotos", "es", False,
+         {"model": FLUX, "resolution": 768, "images": 22}),
+        ("d'accord, on repasse en 512", "fr", True, {"resolution": 512}),
+        ("dann lieber auf 896", "de", True, {"resolution": 896}),
+        ("640'ta dene", "tr", True, {"resolution": 640}),
+        ("en op 1152?", "nl", True, {"resolution": 1152}),
+        ("1536?", "en", True, {"resolution": 1536}),
+    ],
+)  # fmt: skip
+def test_a_bare_side_in_a_diffusion_job(
+    text: str, lang: str, image_job: bool, expected: dict[str, object]
+) -> None:
+    given = extract_slots(text, lang, image_job=image_job).given()
+    assert {k: given.get(k) for k in expected} == expected
+
+
+def test_a_bare_number_is_no_side_outside_a_diffusion_job() -> None:
+    assert "resolution" not in extract_slots("llama 3.1 8b lora at 1024", "en").given()
+    assert "resolution" not in extract_slots("llava 1.5 7b lora at 1024", "en").given()
+    assert "resolution" not in extract_slots("at 1000", "en", image_job=True).given()  # not x64
+    steps = extract_slots("sdxl lora at 1024 for 1280 steps", "en").given()
+    assert steps["resolution"] == 1024 and steps["steps"] == 1280
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("what if the vision encoder trains as well", "en", True),
+        ("on garde la vision tower gelée", "fr", False),
+        ("mit dem Vision-Encoder zusammen trainieren", "de", True),
+        ("sin tocar la torre de visión, congelada", "es", False),
+        ("görü kulesini de eğitelim", "tr", True),
+        ("de vision tower blijft bevroren", "nl", False),
+    ],
+)  # fmt: skip
+def test_vision_tower_training(text: str, lang: str, expected: bool) -> None:
+    assert extract_slots(text, lang).given()["train_vision_tower"] is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("flux lora met 45 productfoto's", "nl", {"images": 45}),
+        ("40 Produktbilder, sdxl lora", "de", {"images": 40}),
+        ("qwen2-vl 7b lora with 3 images per sample", "en", {"images_per_sample": 3}),
+        ("en met 2 afbeeldingen per voorbeeld?", "nl", {"images_per_sample": 2}),
+        ("örnek başına 4 görsel olsun", "tr", {"images_per_sample": 4}),
+        ("adımları 1500'e çıkar", "tr", {"steps": 1500}),
+        ("sd 1.5 ile full dreambooth, 20 fotoğraf", "tr",
+         {"method": "full", "dreambooth": True, "images": 20}),
+    ],
+)  # fmt: skip
+def test_compound_nouns_counts_per_sample_and_full_dreambooth(
+    text: str, lang: str, expected: dict[str, object]
+) -> None:
+    given = extract_slots(text, lang).given()
+    assert {k: given.get(k) for k in expected} == expected
