@@ -18,6 +18,7 @@ from assistant.extract.text import alternation, compile_marked
 from tools.languages import LANGUAGES
 
 _FLAGS = re.UNICODE
+PREFER_SPAN = 60  # characters before a value in which "rather ... than" sets it aside
 # Currencies the lexicon names (`currency.<code>`); an amount in any of them is converted to USD
 # where the job is resolved.
 CURRENCIES = ("USD", "EUR", "TRY", "GBP", "CHF", "JPY", "INR")
@@ -102,6 +103,15 @@ class Patterns:
     gpu_cue_before: re.Pattern[str]
     gpu_cue_after: re.Pattern[str]
     filler_only: re.Pattern[str]
+
+    def set_aside(self, text: str, match: re.Match[str]) -> bool:
+        """Whether `match` is set aside: "not X", "X hariç", or the second term of a preference
+        ("rather Y than X", looked for within `PREFER_SPAN` characters before it)."""
+        start = match.start()
+        before = self.negation_before.search(text, max(0, start - 30), start)
+        preferred = self.preferred_before.search(text, max(0, start - PREFER_SPAN), start)
+        after = self.negation_after.match(text, match.end())
+        return before is not None or preferred is not None or after is not None
 
 
 def number_word_value(p: Patterns, match: re.Match[str]) -> float:

@@ -1,12 +1,15 @@
-"""Region hints: an area ("in Europe" -> "eu", "in de VS" -> "us", "Asya'da" -> "asia") or a
-cloud region name as written ("eu-west", "us-east-1", "westeurope"). Whether a catalog region
-lies in a hint is the catalog's to say (`tools.catalog.regions.region_matches`).
+"""Where a job may run: the providers a message wants or excludes (`read_providers`), and
+region hints (`find_region`): an area ("in Europe" -> "eu", "in de VS" -> "us", "Asya'da" ->
+"asia") or a cloud region name as written ("eu-west", "us-east-1", "westeurope"). Whether a
+catalog region lies in a hint is the catalog's to say (`tools.catalog.regions.region_matches`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from tools.catalog.providers import known_providers
 
 if TYPE_CHECKING:
     from assistant.extract.patterns import Patterns
@@ -26,3 +29,21 @@ def find_region(p: Patterns, text: str) -> str | None:
     hits = [(m.start(), m.group()) for m in _REGION_NAME.finditer(text)]
     hits += [(m.start(), area) for area, m in p.regions.finditer(text)]
     return max(hits)[1] if hits else None
+
+
+def read_providers(p: Patterns, text: str, slots: dict[str, Any]) -> None:
+    """The providers folded `text` wants (or, when it only excludes some, all the others)."""
+    wanted: list[str] = []
+    unwanted: list[str] = []
+    previous: tuple[bool, int] | None = None  # (set aside, end) of the last provider
+    for key, match in p.providers.finditer(text):
+        negated = p.set_aside(text, match)
+        joined = previous is not None and p.conjunction.fullmatch(text, previous[1], match.start())
+        if previous is not None and previous[0] and joined:
+            negated = True  # "not AWS or GCP": both excluded
+        (unwanted if negated else wanted).append(key)
+        previous = (negated, match.end())
+    if wanted:
+        slots["providers"] = list(dict.fromkeys(wanted))
+    elif unwanted:
+        slots["providers"] = [key for key in known_providers() if key not in unwanted]

@@ -22,11 +22,10 @@ from assistant.extract.cues import gpu_is_wanted, money_is_limit
 from assistant.extract.names import Found, find_gpus, find_models
 from assistant.extract.numbers import parse_number, read_odd_number
 from assistant.extract.patterns import Patterns, number_word_value, patterns
-from assistant.extract.regions import find_region
+from assistant.extract.regions import find_region, read_providers
 from assistant.extract.text import MASK, fold
 from assistant.extract.vision_slots import is_diffusion, read_bare_side, read_vision
 from tools.architectures.param_guess import MAX_PARAMS, MIN_PARAMS
-from tools.catalog.providers import known_providers
 from tools.gpus import lookup_gpu
 from tools.job import FieldName, JobUpdate
 from tools.job.limits import MAX_BATCH, MAX_SEQ_LEN
@@ -34,7 +33,6 @@ from tools.job.limits import MAX_BATCH, MAX_SEQ_LEN
 MAX_CHARS = 20_000  # longer messages are read up to here (the assistant refuses > 4000 anyway)
 _MAX_VRAM_GIB = 1024  # more per GPU than any GPU has: not a VRAM figure
 _MAX_COUNT = MAX_BATCH  # GPUs, batch, rank: the job's own upper limits
-_PREFER_SPAN = 60  # characters before a value in which "rather ... than" sets it aside
 
 
 class Doc:
@@ -352,40 +350,15 @@ def _read_words(doc: Doc, p: Patterns, slots: Slots) -> None:
     methods = [(match.start(), value, match) for value, match in p.method.finditer(text)]
     methods += [(match.start(), "full", match) for match in p.full_split.finditer(text)]
     for _, value, match in sorted(methods, key=lambda item: item[0]):
-        if not _negated(p, text, match):
+        if not p.set_aside(text, match):
             slots["method"] = value
     for value, match in p.checkpointing.finditer(text):
-        off = _negated(p, text, match) or p.off_after.match(text, match.end())
+        off = p.set_aside(text, match) or p.off_after.match(text, match.end())
         slots["gradient_checkpointing"] = "none" if off else "full" if value == "term" else value
-    _read_providers(p, text, slots)
+    read_providers(p, text, slots)
     region = find_region(p, text)
     if region is not None:
         slots["regions"] = [region]
-
-
-def _negated(p: Patterns, text: str, match: re.Match[str]) -> bool:
-    """Set aside: "not X", "X hariç", or the second term of a preference ("rather Y than X")."""
-    before = p.negation_before.search(text, max(0, match.start() - 30), match.start())
-    preferred = p.preferred_before.search(text, max(0, match.start() - _PREFER_SPAN), match.start())
-    after = p.negation_after.match(text, match.end())
-    return before is not None or preferred is not None or after is not None
-
-
-def _read_providers(p: Patterns, text: str, slots: Slots) -> None:
-    wanted: list[str] = []
-    unwanted: list[str] = []
-    previous: tuple[bool, int] | None = None  # (negated, end) of the last provider
-    for key, match in p.providers.finditer(text):
-        negated = _negated(p, text, match)
-        joined = previous is not None and p.conjunction.fullmatch(text, previous[1], match.start())
-        if previous is not None and previous[0] and joined:
-            negated = True  # "not AWS or GCP": both excluded
-        (unwanted if negated else wanted).append(key)
-        previous = (negated, match.end())
-    if wanted:
-        slots["providers"] = list(dict.fromkeys(wanted))
-    elif unwanted:
-        slots["providers"] = [key for key in known_providers() if key not in unwanted]
 
 
 def _read_vision(doc: Doc, p: Patterns, slots: Slots) -> None:
@@ -396,8 +369,10 @@ def _read_bare(doc: Doc, p: Patterns, slots: Slots) -> None:
     """Values written alone, once every reader with a noun or label has run: a side in pixels
     for a diffusion job ("at 1024"), a context length as a power-of-two "k" ("8k?", "32k
     olsun": no noun took it, and data amounts are not written that way)."""
-    read_bare_side(doc, slots, doc.image_job)
-    if "seq_len" in slots or is_diffusion(slots.get("model")) or doc.image_job:
+    diffusion = doc.image_job or is_diffusion(slots.get("model"))
+    if diffusion:
+        read_bare_side(doc, slots)
+    if diffusion or "seq_len" in slots:
         return
     for match in p.bare_context.finditer(doc.text):
         if not p.money_cue_before.search(doc.text, 0, match.start()):  # "budget 8k": money

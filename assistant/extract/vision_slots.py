@@ -148,13 +148,16 @@ def is_diffusion(model: object) -> bool:
     """Whether `model` (a job's model: an id or a name; an uploaded architecture is none) is
     one of the built-in diffusion pipelines."""
     found = find_multimodal(model) if isinstance(model, str) and model else None
-    return found is not None and hasattr(found, "denoiser")
+    if found is None:
+        return False
+    from tools.architectures.diffusion import DiffusionModel  # loaded with the model found
+
+    return isinstance(found, DiffusionModel)
 
 
-def read_bare_side(doc: Any, slots: dict[str, Any], image_job: bool) -> None:
-    """A bare side in pixels (`_BARE_SIDE`) for a diffusion job: the model this message names or,
-    with `image_job`, the conversation's."""
-    if "resolution" in slots or not (image_job or is_diffusion(slots.get("model"))):
+def read_bare_side(doc: Any, slots: dict[str, Any]) -> None:
+    """A bare side in pixels (`_BARE_SIDE`) in a message about a diffusion job."""
+    if "resolution" in slots:
         return
     for match in _BARE_SIDE.finditer(doc.text):
         if int(match.group(1)) in _SIDES:

@@ -96,4 +96,4 @@ def test_the_dutch_article_is_no_gpu_count_but_a_single_gpu_is() -> None:
 def test_approval_bare_context_and_everyday_wording(
     lang: str, text: str, expected: dict[str, Any]
 ) -> None:
-    assert extract_slots(text, lang).given() == expected
+    test_colloquial_phrasing_sets_the_fields_it_states(lang, text, expected)

@@ -42,7 +42,14 @@ LLAVA = "llava-hf/llava-1.5-7b-hf"
     ],
 )  # fmt: skip
 def test_image_jobs_in_six_languages(text: str, lang: str, expected: dict[str, object]) -> None:
-    given = extract_slots(text, lang).given()
+    assert_reads(text, lang, expected)
+
+
+def assert_reads(
+    text: str, lang: str, expected: dict[str, object], image_job: bool = False
+) -> None:
+    """The fields `expected` names are read from `text` with exactly these values."""
+    given = extract_slots(text, lang, image_job=image_job).given()
     assert {k: given.get(k) for k in expected} == expected
 
 
@@ -80,8 +87,7 @@ def test_negations_and_the_masking() -> None:
 )  # fmt: skip
 def test_a_change_written_noun_first(text: str, lang: str, expected: dict[str, object]) -> None:
     """Issue 25, patterns 3-4: "steps to 2000", "Auflösung auf 768" set nothing before."""
-    given = extract_slots(text, lang).given()
-    assert {k: given.get(k) for k in expected} == expected
+    assert_reads(text, lang, expected)
 
 
 def test_french_pas_before_a_number_is_a_negation_not_steps() -> None:
@@ -106,8 +112,7 @@ def test_french_pas_before_a_number_is_a_negation_not_steps() -> None:
 def test_a_bare_side_in_a_diffusion_job(
     text: str, lang: str, image_job: bool, expected: dict[str, object]
 ) -> None:
-    given = extract_slots(text, lang, image_job=image_job).given()
-    assert {k: given.get(k) for k in expected} == expected
+    assert_reads(text, lang, expected, image_job)
 
 
 def test_a_bare_number_is_no_side_outside_a_diffusion_job() -> None:
@@ -149,5 +154,4 @@ def test_vision_tower_training(text: str, lang: str, expected: bool) -> None:
 def test_compound_nouns_counts_per_sample_and_full_dreambooth(
     text: str, lang: str, expected: dict[str, object]
 ) -> None:
-    given = extract_slots(text, lang).given()
-    assert {k: given.get(k) for k in expected} == expected
+    assert_reads(text, lang, expected)

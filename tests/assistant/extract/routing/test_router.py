@@ -241,16 +241,27 @@ def test_changing_an_image_jobs_steps_or_resolution_amends_it(lang: str, text: s
     assert routed.intent == "amend", routed.reasons
 
 
+# Known gap: a question about what a technique adds or gains over another still amends where
+# the bank's neighbours lean that way.
+_TECHNIQUE_GAP = pytest.mark.xfail(reason="what a technique adds still reads as a change",
+                                   strict=True)  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("lang", "text", "prior"),
     [("en", "whats dreambooth exactly and is it worth it for a logo", SDXL_JOB),
      ("en", "btw what does prior preservation do and do i need it for my logo", SDXL_JOB),
-     ("tr", "fp16 mı bf16 mı daha iyi olur sence?", JOB)],
+     ("tr", "fp16 mı bf16 mı daha iyi olur sence?", JOB),
+     *(pytest.param(*case, marks=_TECHNIQUE_GAP) for case in (
+         ("en", "does EMA add much extra memory?", SDXL_JOB),
+         ("fr", "au fait, le bf16 a un avantage sur le fp16 ici ?", JOB),
+         ("de", "übrigens, hat bf16 hier einen Vorteil gegenüber fp16?", JOB)))],
 )  # fmt: skip
 def test_a_question_whose_settings_are_techniques_asks_about_them(
     lang: str, text: str, prior: JobSpec
 ) -> None:
-    """Issue 25: "does EMA add a lot of vram on top?" was taken as a change to the job."""
+    """Issue 25: a question about a technique ("what's prior preservation and do I need it")
+    was taken as a change to the job or a new one."""
     routed = route_intent(text, lang, prior, extract_slots(text, lang), "job")
     assert routed.intent == "guidance", routed.reasons
 
@@ -259,19 +270,3 @@ def test_a_technique_written_as_a_change_still_amends() -> None:
     for text in ("ok, add EMA then", "and train the text encoder too"):
         routed = route_intent(text, "en", SDXL_JOB, extract_slots(text, "en"), "job")
         assert routed.intent == "amend", routed.reasons
-
-
-@pytest.mark.xfail(
-    reason="a question about what a technique adds or gains over another still "
-    "amends where the bank's neighbours lean that way",
-    strict=True,
-)
-@pytest.mark.parametrize(
-    ("lang", "text", "prior"),
-    [("en", "does EMA add much extra memory?", SDXL_JOB),
-     ("fr", "au fait, le bf16 a un avantage sur le fp16 ici ?", JOB),
-     ("de", "übrigens, hat bf16 hier einen Vorteil gegenüber fp16?", JOB)],
-)  # fmt: skip
-def test_known_gap_what_a_technique_adds(lang: str, text: str, prior: JobSpec) -> None:
-    routed = route_intent(text, lang, prior, extract_slots(text, lang), "job")
-    assert routed.intent == "guidance", routed.reasons
