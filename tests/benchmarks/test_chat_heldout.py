@@ -34,13 +34,17 @@ from tests.fakes.app import TinyKnowledge
 from tools.catalog import builtin_catalog
 from tools.job import JobSpec
 
+FROZEN2 = FROZEN.with_name("frozen_1208.yaml")  # the fourth, scored once (2026-12-08)
+
 
 def _key(text: str) -> str:
     """Case, spacing and punctuation set aside: "Why not the H100?" is "why not the h100"."""
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
-SETS = pytest.mark.parametrize("path", [CONVERSATIONS, FRESH, FROZEN], ids=lambda p: p.stem)
+SETS = pytest.mark.parametrize(
+    "path", [CONVERSATIONS, FRESH, FROZEN, FROZEN2], ids=lambda p: p.stem
+)
 
 
 @SETS
@@ -55,12 +59,19 @@ def test_the_heldout_sets_share_no_message() -> None:
     assert not [text for text in messages(FRESH) if _key(text) in first]
     earlier = first | {_key(text) for text in messages(FRESH)}
     assert not [text for text in messages(FROZEN) if _key(text) in earlier]
+    earlier |= {_key(text) for text in messages(FROZEN)}
+    assert not [text for text in messages(FROZEN2) if _key(text) in earlier]
 
 
 @pytest.mark.parametrize(
     ("path", "least"),
-    [(CONVERSATIONS, (60, 150, 8, 2)), (FRESH, (30, 60, 4, 1)), (FROZEN, (24, 150, 4, 0))],
-    ids=["first", "fresh", "frozen"],
+    [
+        (CONVERSATIONS, (60, 150, 8, 2)),
+        (FRESH, (30, 60, 4, 1)),
+        (FROZEN, (24, 150, 4, 0)),
+        (FROZEN2, (30, 180, 5, 0)),
+    ],
+    ids=["first", "fresh", "frozen", "frozen2"],
 )
 def test_heldout_size_languages_and_labels(path: Path, least: tuple[int, int, int, int]) -> None:
     convs = conversations(path)
