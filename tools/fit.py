@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.advice import Assumed, estimate_job
 from tools.job import JobSpec
+from tools.job.defaults import MEMORY_MARGIN
 from tools.memory import EstimateInput
 from tools.units import GIB
 
@@ -53,7 +54,11 @@ class FitCheck(BaseModel):
     vram_bytes: int = Field(description="memory per GPU checked against")
     need_bytes: int = Field(description="estimated peak memory per GPU of the job as given")
     spare_bytes: int = Field(description="vram - need: negative when it does not fit")
-    fits: bool
+    fits: bool = Field(description="need <= vram")
+    tight: bool = Field(
+        False, description="it fits, but not with the ranking's memory margin: it may run out"
+    )
+    margin: float = Field(MEMORY_MARGIN, description="the margin `tight` is judged by")
     settings: dict[str, Any] = Field(description="the job's training and plan fields as resolved")
     ways: list[FitWay] = Field(description="single changes that lower the need, fitting first")
     assumed: list[Assumed] = Field(
@@ -62,9 +67,12 @@ class FitCheck(BaseModel):
     )
 
 
-def check_fit(spec: JobSpec, vram_gib: float, gpu_count: int = 1) -> FitCheck:
-    """The job on `gpu_count` GPUs of `vram_gib` each (leniently resolved): the verdict, the
-    spare (or missing) memory, and what each nearby change would need."""
+def check_fit(
+    spec: JobSpec, vram_gib: float, gpu_count: int = 1, margin: float = MEMORY_MARGIN
+) -> FitCheck:
+    """The job on `gpu_count` GPUs of `vram_gib` each (leniently resolved): the verdict (tight
+    when it fits without `margin` but not with it, as the ranking judges), the spare (or
+    missing) memory, and what each nearby change would need."""
     base_spec = spec.model_copy(update={"num_gpus": gpu_count})
     resolved, base = estimate_job(base_spec, strict=False)
     job = resolved.estimate_input
@@ -98,6 +106,8 @@ def check_fit(spec: JobSpec, vram_gib: float, gpu_count: int = 1) -> FitCheck:
         need_bytes=need,
         spare_bytes=vram - need,
         fits=need <= vram,
+        tight=need <= vram < need * (1 + margin),
+        margin=margin,
         settings=settings,
         ways=useful,
         assumed=resolved.shown_assumptions("estimate"),

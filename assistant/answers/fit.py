@@ -46,9 +46,10 @@ def _hardware(t: Text, check: FitCheck, gpu: str | None) -> str:
 def _alike(checks: Sequence[FitCheck]) -> list[list[FitCheck]]:
     """The checks in order, those with the same verdict, need and GPU count together (a GPU
     sold in two sizes, an 80 and a 94 GiB H100, gets one verdict naming both)."""
-    groups: dict[tuple[bool, int, int], list[FitCheck]] = {}
+    groups: dict[tuple[bool, bool, int, int], list[FitCheck]] = {}
     for check in checks:
-        groups.setdefault((check.fits, check.need_bytes, check.gpu_count), []).append(check)
+        key = (check.fits, check.tight, check.need_bytes, check.gpu_count)
+        groups.setdefault(key, []).append(check)
     return list(groups.values())
 
 
@@ -59,7 +60,9 @@ def _verdict(t: Text, same: Sequence[FitCheck], gpu: str | None, method: str | N
     for size in sizes[1:]:
         vram = t.msg("fit.either", first=vram, second=t.gib(size))
     method_word = t.label("method", str(check.settings.get("method", method or "")))
-    key = "fit.verdict_yes" if check.fits else "fit.verdict_no"
+    key = "fit.verdict_no" if not check.fits else "fit.verdict_yes"
+    if check.tight:
+        key = "fit.verdict_tight"
     head = t.msg(
         key,
         model=t.model(check.model_name, check.model_id),
@@ -73,6 +76,8 @@ def _verdict(t: Text, same: Sequence[FitCheck], gpu: str | None, method: str | N
     if len(margins) > 1:
         amount = t.msg("fit.amount_range", low=amount, high=t.gib(margins[-1]))
     margin = t.msg("fit.spare" if check.fits else "fit.short", amount=amount)
+    if check.tight:
+        margin += " " + t.msg("fit.tight", margin=t.percent(check.margin))
     return f"{head} {margin}"
 
 

@@ -167,7 +167,7 @@ def _option(
 
 def _fit(t: Text, option: RankedOption) -> str:
     return t.msg(
-        "options.fit",
+        "options.fit_tight" if option.tight else "options.fit",
         need=t.gib(option.need_per_gpu_bytes),
         vram=t.gib(option.vram_per_gpu_bytes),
         spare=t.percent(option.margin),

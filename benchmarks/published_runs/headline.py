@@ -88,6 +88,7 @@ def _scored(r: CaseResult, tagged: Tagged) -> Scored:
         id=r.id, origin=tagged.origin, source=tagged.source, stack=r.stack, method=r.method,
         generation=generation_of(r.gpu), gpu=r.gpu, quality="ok", ratio=r.ratio, loso=r.ratio,
         ok=decision if decision is not None else not r.rejected, outcome=r.outcome,
+        tight=r.tight,
     )  # fmt: skip
 
 
@@ -125,11 +126,14 @@ def table(rows: Sequence[Scored], bands: tuple[float, float]) -> list[str]:
 def fit_checks(rows: Sequence[Scored]) -> str:
     ran = [r for r in rows if r.outcome == "ran"]
     rejected = [r.id for r in ran if r.ok is False]
+    tight = [r.id for r in ran if r.tight]
     ooms = [r for r in rows if r.outcome == "oom"]
     missed = [r.id for r in ooms if not r.ok]
     return (
         f"Runs that ran: {len(ran)}, rejected: {len(rejected)}"
         + (f" ({', '.join(rejected)})" if rejected else "")
+        + f", tight (kept last, flagged): {len(tight)}"
+        + (f" ({', '.join(tight)})" if tight else "")
         + f". Published OOMs: {len(ooms)}, predicted: {len(ooms) - len(missed)}"
         + (f" (missed: {', '.join(missed)})" if missed else "")
         + "."

@@ -45,6 +45,7 @@ class Scored:
     loso: float | None
     ok: bool | None = None  # a fit outcome's decision (ran: not rejected; oom: predicted)
     outcome: str = "ran"
+    tight: bool = False  # ran, and the ranking keeps it as tight (the card, not the margin)
 
 
 @dataclass(frozen=True)

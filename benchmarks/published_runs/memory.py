@@ -10,8 +10,9 @@ own parser), the stack it ran on (`cases.stack_of`) and the mechanisms its descr
 (`MECHANISM_WORDS`, e.g. "optimizer_in_bwd=True", "CEWithChunkedOutputLoss"). The estimate is
 compared like for like with the measured figure's class (`metric_class`): allocated with
 max_memory_allocated, reserved with max_memory_reserved, device with nvidia-smi. A run that ran
-is rejected when the card cannot hold the estimate plus the ranking's 10 % margin
-(`RANKING_MARGIN`); a published OOM is predicted when the estimate exceeds the card.
+is rejected when the ranking leaves it out: the card cannot hold the estimate; it is tight (ranked
+after every plan with the margin, flagged) when the card holds the estimate but not the ranking's
+10 % margin (`RANKING_MARGIN`); a published OOM is predicted when the estimate exceeds the card.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ class CaseResult(BaseModel):
     predicted: int  # the estimate in the measured figure's class
     measured: int | None
     ratio: float | None  # predicted / measured
-    rejected: bool  # ran, but the ranking would reject it
+    rejected: bool  # ran, but the ranking would leave it out
+    tight: bool  # ran, and the ranking keeps it only as tight
     oom_predicted: bool | None  # for published OOMs: the estimate exceeds the card
 
 
@@ -179,11 +181,11 @@ def predicted_bytes(estimate: MemoryEstimate, metric_class: str) -> int:
 
 def evaluate(case: PublishedCase, configs: Path, mode: Mode = "stated") -> CaseResult:
     """The case's estimate in the measured figure's class, and the fit decisions. A run that
-    ran is rejected when the card cannot hold the estimate plus the ranking's margin and, for a
-    measured peak, the estimate is above it (a run measured at 95 % of its card fails the 10 %
-    margin with a perfect estimate: the margin, not the estimate, refuses it); a `max_fit` run
-    (the longest context a card holds) sits at the card's edge by construction, so it is
-    rejected only when the estimate itself exceeds the card."""
+    ran is rejected when the card cannot hold the estimate (the ranking leaves the plan out)
+    and, for a measured peak, the estimate is above it; it is tight when the card holds the
+    estimate but not with the ranking's margin (the ranking keeps it last, flagged; a
+    `max_fit` run, the longest context a card holds, sits at the card's edge by construction
+    and is never called tight)."""
     from tools.advice import estimate_job
 
     spec = case_spec(case, configs, mode)
@@ -212,8 +214,9 @@ def evaluate(case: PublishedCase, configs: Path, mode: Mode = "stated") -> CaseR
         if measured and case.kind == "measured_peak"
         else None,
         rejected=outcome == "ran"
-        and required * (1 + margin) > capacity
+        and required > capacity
         and (case.kind != "measured_peak" or not measured or predicted > int(measured["bytes"])),
+        tight=outcome == "ran" and required <= capacity < required * (1 + margin),
         oom_predicted=required > capacity if outcome == "oom" else None,
     )
 
@@ -346,10 +349,13 @@ def fit_lines(results: Iterable[CaseResult]) -> list[str]:
     ran = [r for r in results if r.outcome == "ran"]
     ooms = [r for r in results if r.outcome == "oom"]
     rejected = [r.id for r in ran if r.rejected]
+    tight = [r.id for r in ran if r.tight]
     missed = [r.id for r in ooms if not r.oom_predicted]
     return [
-        f"Runs that ran: {len(ran)}, rejected by estimate + {RANKING_MARGIN:.0%} margin: "
-        f"{len(rejected)}" + (f" ({', '.join(rejected)})" if rejected else ""),
+        f"Runs that ran: {len(ran)}, rejected (estimate over the card): {len(rejected)}"
+        + (f" ({', '.join(rejected)})" if rejected else "")
+        + f"; tight (under the {RANKING_MARGIN:.0%} margin, ranked last): {len(tight)}"
+        + (f" ({', '.join(tight)})" if tight else ""),
         f"Published OOMs: {len(ooms)}, predicted: {len(ooms) - len(missed)}"
         + (f" (missed: {', '.join(missed)})" if missed else ""),
     ]

@@ -18,6 +18,7 @@ No tensor or pipeline parallelism and no CPU offload plans: those trainers do no
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -137,11 +138,14 @@ class ImageSearch:
         seen; None when no node count is allowed."""
         key = (gpus_per_node, vram_bytes, node_counts)
         if key not in self._fits:
-            self._fits[key] = self._first(gpus_per_node, vram_bytes, node_counts)
+            found = self._first(gpus_per_node, vram_bytes / (1.0 + self._margin), node_counts)
+            if isinstance(found, NoFit) and found.need_per_gpu_bytes <= vram_bytes:
+                tight = self._first(gpus_per_node, vram_bytes, node_counts)  # see PlanSearch
+                found = replace(tight, tight=True) if isinstance(tight, PlanFit) else found
+            self._fits[key] = found
         return self._fits[key]
 
-    def _first(self, per_node: int, vram: float, counts: range) -> PlanFit | NoFit | None:
-        limit = vram / (1.0 + self._margin)
+    def _first(self, per_node: int, limit: float, counts: range) -> PlanFit | NoFit | None:
         best: PlanFit | None = None
         closest: NoFit | None = None
         for kind in self._kinds:

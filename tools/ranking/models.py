@@ -17,6 +17,7 @@ from tools.catalog.freshness import ProviderFreshness
 from tools.catalog.instances import Origin
 from tools.enums import Interconnect, Objective, Pricing, SpotPolicy
 from tools.job import DEFAULTS, JobSpec
+from tools.job.defaults import MEMORY_MARGIN
 from tools.job.limits import MAX_NODES
 from tools.memory import EstimateInput
 from tools.ranking.costs import SpotAssumptions
@@ -40,7 +41,7 @@ ExclusionKind = Literal[
     "deadline",
 ]
 
-DEFAULT_MEMORY_MARGIN = 0.10
+DEFAULT_MEMORY_MARGIN = MEMORY_MARGIN
 DEFAULT_MAX_NODES: int = DEFAULTS["max_nodes"].value
 
 
@@ -166,6 +167,11 @@ class RankedOption(BaseModel):
         " before margin"
     )
     margin: float = Field(description="spare memory as a share of the need: vram / need - 1")
+    tight: bool = Field(
+        default=False,
+        description="the need fits the card but not with the memory margin: ranked after every"
+        " option that keeps the margin; it may run out of memory",
+    )
     plan: PlanName = Field(description="the sharding over the data-parallel ranks")
     tensor_parallel: int = Field(default=1, ge=1, description="tensor-parallel degree")
     pipeline_parallel: int = Field(default=1, ge=1, description="pipeline stages")

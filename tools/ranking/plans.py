@@ -94,6 +94,7 @@ class PlanFit:
     estimate: MemoryEstimate
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
+    tight: bool = False  # the need fits the card, but not with the ranking's margin
 
     @property
     def data_parallel(self) -> int:

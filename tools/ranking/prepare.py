@@ -88,7 +88,7 @@ class ShapeResult:
 class Row:
     """A qualifying instance at its chosen pricing (one per qualifying instance: kept cheap)."""
 
-    key: tuple[float, float, float, str]
+    key: tuple[bool, float, float, float, str]  # tight first, then the objective's order
     instance: Instance
     shape: ShapeResult
     pricing: Pricing

@@ -314,8 +314,8 @@ def _price(inst: Instance, shape: ShapeResult, job: PreparedJob) -> Row | Reject
     for sort_key, pricing, price, hours, cost in options:
         problem = _limit_problem(job, pricing, price, hours, cost) if job.has_limits else None
         if problem is None:
-            return Row((*sort_key, inst.id), inst, shape, pricing, price, hours, cost, on_demand,
-                       spot_cost)  # fmt: skip
+            order = (shape.fit.tight, *sort_key, inst.id)  # tight plans after every other
+            return Row(order, inst, shape, pricing, price, hours, cost, on_demand, spot_cost)
         first_problem = first_problem or problem
     assert first_problem is not None
     return first_problem
@@ -382,6 +382,7 @@ def _shape_template(shape: ShapeResult, inst: Instance) -> OptionTemplate:
         vram_per_gpu_bytes=shape.vram_bytes,
         need_per_gpu_bytes=fit.need_per_gpu_bytes,
         margin=shape.vram_bytes / fit.need_per_gpu_bytes - 1.0,
+        tight=fit.tight,
         plan=fit.plan,
         tensor_parallel=fit.tensor_parallel,
         pipeline_parallel=fit.pipeline_parallel,

@@ -1,6 +1,8 @@
 """The first parallel plan that fits a job on a machine shape, with memory from the estimator.
 
-A plan fits when its per-GPU need x (1 + margin) <= VRAM; the need is what the estimator says the
+A plan fits when its per-GPU need x (1 + margin) <= VRAM; when none does on a machine shape, the
+first whose need alone fits is kept as tight (`PlanFit.tight`: ranked after every plan with the
+margin, flagged). The need is what the estimator says the
 card must hold for that plan (`PlanSearch.need`), so a ranked row's need is `estimate`'s for the
 same plan and job (stack and mechanism fields included: `plans.plan_input` passes them on).
 The search order (`PlanFit.position`): every plan without offload on every allowed node count
@@ -21,7 +23,7 @@ counts: a handful of estimates per plan even for thousands of nodes. Estimates a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from math import gcd
 
@@ -145,16 +147,46 @@ class PlanSearch:
             families = self._family_lists.get(gpus_per_node)
             if families is None:  # the same for every VRAM size and node range
                 families = self._family_lists[gpus_per_node] = list(self._families(gpus_per_node))
-            self._fits[key] = self._first(families, gpus_per_node, vram_bytes, node_counts, None)
+            limit = vram_bytes / (1.0 + self._margin)
+            self._fits[key] = self._first(families, gpus_per_node, limit, node_counts, None)
         found = self._fits[key]
-        if isinstance(found, PlanFit) or found is None or not self.offload_possible:
+        if isinstance(found, PlanFit) or found is None:
             return found
         ram_key = (*key, host_ram_bytes)
         if ram_key not in self._offload_fits:
-            offload = [Family("offload", self._job.tensor_parallel, 1)]
-            got = self._first(offload, gpus_per_node, vram_bytes, node_counts, host_ram_bytes)
-            self._offload_fits[ram_key] = _smaller_need(found, got)
+            limit = vram_bytes / (1.0 + self._margin)
+            got = self._offload(gpus_per_node, limit, node_counts, host_ram_bytes)
+            found = _smaller_need(found, got)
+            if isinstance(found, NoFit) and found.need_per_gpu_bytes <= vram_bytes:
+                found = self._tight(gpus_per_node, vram_bytes, node_counts, host_ram_bytes) or found
+            self._offload_fits[ram_key] = found
         return self._offload_fits[ram_key]
+
+    def _offload(
+        self, gpus_per_node: int, limit: float, node_counts: range, host_ram_bytes: float | None
+    ) -> PlanFit | NoFit | None:
+        """The first optimizer-offload plan under `limit` (None when offload is impossible)."""
+        if not self.offload_possible:
+            return None
+        offload = [Family("offload", self._job.tensor_parallel, 1)]
+        return self._first(offload, gpus_per_node, limit, node_counts, host_ram_bytes)
+
+    def _tight(
+        self,
+        gpus_per_node: int,
+        vram_bytes: float,
+        node_counts: range,
+        host_ram_bytes: float | None,
+    ) -> PlanFit | None:
+        """The first plan whose need fits the card but not with the margin, marked tight: a
+        published run may sit at 90-98 % of its card (PEFT's Llama 2 70B FSDP example reads
+        72-80 GB of 80), so the ranking shows it after every plan with the margin, flagged,
+        rather than leaving it out."""
+        families = self._family_lists[gpus_per_node]
+        found = self._first(families, gpus_per_node, vram_bytes, node_counts, None)
+        if not isinstance(found, PlanFit):
+            found = self._offload(gpus_per_node, vram_bytes, node_counts, host_ram_bytes)
+        return replace(found, tight=True) if isinstance(found, PlanFit) else None
 
     def pipelined(self, fit: PlanFit, gpus_per_node: int, vram_bytes: float) -> list[PlanFit]:
         """Pipelined alternatives to a multi-node `fit` on the same nodes: the largest tensor
@@ -216,13 +248,12 @@ class PlanSearch:
         self,
         families: list[Family],
         gpus_per_node: int,
-        vram_bytes: float,
+        limit: float,
         node_counts: range,
         host_ram_bytes: float | None,
     ) -> PlanFit | NoFit | None:
-        """The fitting plan earliest in the order, or the smallest need seen, or None when no
-        node count suits any family."""
-        limit = vram_bytes / (1.0 + self._margin)
+        """The plan earliest in the order whose need is under `limit` bytes per GPU, or the
+        smallest need seen, or None when no node count suits any family."""
         best: PlanFit | None = None
         closest: NoFit | None = None
         for family in families:

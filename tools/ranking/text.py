@@ -40,7 +40,7 @@ def ranked_reasons(row: Row, job: PreparedJob) -> list[str]:
     """Fit, speed, cost and provenance of a ranked row, one line each."""
     inst, shape = row.instance, row.shape
     if not shape.lines:  # the fit and speed lines are the same for every row of a shape
-        shape.lines[:] = _shape_lines(row)  # one step: rankings in threads share shapes
+        shape.lines[:] = _shape_lines(row, job.margin)  # one step: rankings in threads share shapes
     lines = [*shape.lines, _cost_line(row), _provenance(inst.source, inst.as_of)]
     if job.request.constraints.spot != "never" and row.spot_cost is None:
         lines.append(shape.spot_problem or "no spot offer")
@@ -61,10 +61,11 @@ def plan_text(plan: str, tensor_parallel: int = 1, pipeline_parallel: int = 1) -
     return " + ".join([PLAN_LABELS[plan], *model_parallel])
 
 
-def _shape_lines(row: Row) -> list[str]:
+def _shape_lines(row: Row, margin: float) -> list[str]:
     inst, shape = row.instance, row.shape
     fit, run = shape.fit, shape.run
     spare = shape.vram_bytes / fit.need_per_gpu_bytes - 1.0
+    tight = f", TIGHT: under the {margin:.0%} margin, it may run out of memory" if fit.tight else ""
     plan = plan_text(fit.plan, fit.tensor_parallel, fit.pipeline_parallel)
     if fit.gpu_count == 1:
         where = f"{plan} ({inst.gpu})"
@@ -74,7 +75,7 @@ def _shape_lines(row: Row) -> list[str]:
         where += f" ({fit.nodes} nodes of {inst.gpu_count} over {inst.network})"
     return [
         f"{where}: needs {format_gib(fit.need_per_gpu_bytes)}"
-        f" of {format_gib(shape.vram_bytes)} per GPU ({spare:.0%} spare)",
+        f" of {format_gib(shape.vram_bytes)} per GPU ({spare:.0%} spare{tight})",
         f"{run.hours:.1f} h training at MFU {run.utilisation:.2f} of {run.peak_tflops:g}"
         f" {run.peak_label} TFLOPS per GPU{_parts_note(shape)} + {shape.setup_hours:.2f} h setup",
     ]

@@ -587,3 +587,18 @@ def test_an_on_demand_row_says_why_when_spot_was_allowed() -> None:
     assert "**aws x**: 1× L40S, on demand (no spot price listed)" in allowed
     never = options_section(Text("en"), make_ranking(rows, spot_policy="never"))
     assert "1× L40S, on demand\n" in never and "spot price" not in never
+
+
+def test_a_tight_option_says_so_in_every_language() -> None:
+    tight = make_option(1, need_per_gpu_bytes=45 * GIB, margin=48 / 45 - 1, tight=True)
+    text = options_section(Text("en"), make_ranking([tight]))
+    assert "TIGHT: needs 45.0 GiB of 48.0 GiB per GPU (only 7% to spare" in text.replace(
+        "\xa0", " "
+    ), text
+    assert "it may run out of memory" in text
+    for lang in ("nl", "fr", "tr", "de", "es"):
+        local = options_section(Text(lang), make_ranking([tight]))
+        assert local.split("   - ")[1].split(":")[0].strip("\xa0 ") in {
+            "KRAP", "JUSTE", "SINIRDA", "KNAPP", "JUSTO"}, local  # fmt: skip
+    roomy = options_section(Text("en"), make_ranking([make_option(1)]))
+    assert "TIGHT" not in roomy

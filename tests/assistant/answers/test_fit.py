@@ -42,3 +42,16 @@ def test_different_verdicts_stay_apart() -> None:
     )
     assert "**No, it does not fit.**" in text and "**Yes, it fits.**" in text
     assert "That is 5.0 GiB short." in text and "That leaves 9.0 GiB to spare." in text
+
+
+def test_a_fit_under_the_margin_is_called_tight() -> None:
+    need = round(76 * GIB)
+    check = _check(80, need).model_copy(update={"tight": True})
+    text = _plain(compose_fit_answer("en", [check], "H100", "full").text)
+    assert text.startswith(
+        "**It fits, but tight.** Llama 3.1 8B (full fine-tuning) needs about **76.0 GiB per"
+        " GPU**, against 80.0 GiB on your 1× H100. That leaves 4.0 GiB to spare. That is under"
+        " the 10% margin the ranking keeps for the estimate's error: it may run out of memory."
+    ), text
+    german = _plain(compose_fit_answer("de", [check], "H100", "full").text)
+    assert german.startswith("**Es passt, aber knapp.**") and "Reserve von 10" in german

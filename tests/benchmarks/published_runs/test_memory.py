@@ -2,7 +2,8 @@
 regression shows (skipped, saying why, when ../shared is absent).
 
 Targets (issue 12): at least 85 % of measured peaks within ±20 % and 60 % within ±10 %, like for
-like; no run that ran rejected by the estimate plus the ranking's 10 % margin; every published
+like; no run that ran left out (the estimate over the card; under the 10 % margin it is tight,
+ranked last and flagged); every published
 OOM predicted. The stored band file is what the same run gives.
 """
 
@@ -36,17 +37,18 @@ def test_within_20_and_10_percent(published: tuple[CaseResult, ...]) -> None:
     assert summary.within_10 >= 0.60, f"{summary.within_10:.0%} within ±10 % (target 60 %)"
 
 
-# A run the estimate refuses though it ran, with why it stays (benchmarks/README):
-KNOWN_REJECTIONS = {
-    # measured "72-80 GB" on 80 GB H100s (the case takes 72); the estimate, 1.5 % above 72 with
-    # FSDP1's unsharded root unit, plus the ranking's 10 % margin passes the card by 0.7 GiB
-    "peft_llama2_70b_lora_fsdp_8xh100",
-}
-
-
 def test_no_run_that_ran_is_rejected(published: tuple[CaseResult, ...]) -> None:
     rejected = {r.id for r in published if r.rejected}
-    assert rejected <= KNOWN_REJECTIONS, f"rejected though they ran: {rejected}"
+    assert not rejected, f"left out though they ran: {rejected}"
+
+
+def test_a_run_near_its_card_is_tight_not_left_out(published: tuple[CaseResult, ...]) -> None:
+    """PEFT's Llama 2 70B LoRA under FSDP read "72-80 GB" of its 80 GB H100s: the estimate,
+    73.1 GiB, holds on the card but not with the ranking's 10 % margin."""
+    by_id = {r.id: r for r in published}
+    peft = by_id["peft_llama2_70b_lora_fsdp_8xh100"]
+    assert peft.tight and not peft.rejected
+    assert all(r.outcome == "ran" for r in published if r.tight)
 
 
 def test_every_published_oom_is_predicted(published: tuple[CaseResult, ...]) -> None:

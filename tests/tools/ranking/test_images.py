@@ -15,6 +15,7 @@ from tools.advice import estimate_job, rank_job
 from tools.job import JobSpec
 from tools.ranking import RankedOption, RankResult
 from tools.ranking.images import ImageRankRequest, ImageSearch
+from tools.ranking.plans import NoFit, PlanFit
 from tools.units import GIB, format_gib
 
 SDXL = {"model": "sdxl", "method": "lora", "dreambooth": True, "resolution": 1024}
@@ -119,3 +120,17 @@ def test_a_frozen_tower_costs_forward_flops_only() -> None:
     trained = _rank(model="llava-1.5-7b", method="lora", samples=1000, train_vision_tower=True)
     assert trained.job.training_flops > frozen.job.training_flops
     assert trained.job.trainable_params > frozen.job.trainable_params
+
+
+def test_an_image_plan_under_the_card_but_not_the_margin_is_tight() -> None:
+    resolved, _ = rank_job(JobSpec(**SDXL), image_catalog())
+    assert isinstance(resolved.request, ImageRankRequest)
+    need = ImageSearch(resolved.request.job, 0.1).estimate("single", 1).per_gpu.total
+    search = ImageSearch(resolved.request.job, 0.1)
+    roomy, tight = (
+        search.fit(1, need * 1.2, range(1, 2), None),
+        search.fit(1, need * 1.05, range(1, 2), None),
+    )
+    assert isinstance(roomy, PlanFit) and not roomy.tight
+    assert isinstance(tight, PlanFit) and tight.tight and tight.plan == "single"
+    assert isinstance(search.fit(1, need * 0.95, range(1, 2), None), NoFit)

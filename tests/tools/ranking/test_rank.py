@@ -401,3 +401,19 @@ def test_default_time_model_on_one_h100() -> None:
     assert row.reasons[1] == (
         "0.8 h training at MFU 0.27 of 989.4 BF16 TFLOPS per GPU + 0.25 h setup"
     ), "the speed line"
+
+
+def test_a_tight_fit_is_ranked_after_every_fit_with_the_margin() -> None:
+    """Micro-batch 13 needs 22.9 GiB: the 24 GiB cards hold it with 5 % to spare, under the
+    10 % margin, so they come after the H100 although they are cheaper, flagged, not left out."""
+    request = _qlora_request()
+    request.job = request.job.model_copy(update={"micro_batch_size": 13})
+    result = rank(request, QLORA_CATALOG)
+    rows = [(row.instance_id, row.tight) for row in result.ranked]
+    assert rows == [("testcloud/h100-1x", False), ("testcloud/rtx4090-1x", True),
+                    ("testcloud/l4-1x", True)]  # fmt: skip
+    assert not result.excluded
+    tight = result.ranked[1]
+    assert 0 < tight.margin < 0.10
+    assert "TIGHT: under the 10% margin, it may run out of memory" in tight.reasons[0]
+    assert "TIGHT" not in result.ranked[0].reasons[0]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tests.fakes.jobs import bare_input
 from tools.memory import EstimateInput, MemoryBreakdown, MemoryEstimate, estimate
 from tools.memory.results import ReportedFigures
-from tools.ranking.plans import EstimateFn, PlanFit, in_flight_bytes, plan_input
+from tools.ranking.plans import EstimateFn, NoFit, PlanFit, in_flight_bytes, plan_input
 from tools.ranking.search import PlanSearch
 from tools.ranking.text import plan_text
 from tools.units import GIB
@@ -85,9 +85,32 @@ def test_bisection_finds_what_a_scan_finds(
     if not fits:
         assert not isinstance(found, PlanFit), "nothing fits on any single count"
         return
-    earliest = min(fits, key=lambda f: f.position)
+    earliest = min(fits, key=lambda f: (f.tight, f.position))  # a tight fit only as a last resort
     assert isinstance(found, PlanFit), "a fit exists"
     assert found.position == earliest.position, "same plan, nodes and degrees as the scan"
+    assert found.tight == earliest.tight
+
+
+@pytest.mark.parametrize(
+    ("model_gib", "expected"),
+    [
+        (70, ("single", False)),  # 71 x 1.1 = 78.1 <= 80: fits with the margin
+        (76, ("single", True)),  # 77 fits 80, 84.7 does not: tight, not left out
+    ],
+)
+def test_a_need_under_the_card_but_not_the_margin_is_tight(
+    model_gib: float, expected: tuple[str, bool]
+) -> None:
+    search = PlanSearch(_job(), 0.10, _fake(model_gib * GIB, 0))
+    found = search.fit(1, 80 * GIB, range(1, 2), None)
+    assert isinstance(found, PlanFit)
+    assert (found.plan, found.tight) == expected
+
+
+def test_a_need_over_the_card_is_no_fit() -> None:
+    search = PlanSearch(_job(), 0.10, _fake(90 * GIB, 0))
+    found = search.fit(1, 80 * GIB, range(1, 2), None)
+    assert isinstance(found, NoFit) and found.need_per_gpu_bytes > 80 * GIB
 
 
 def test_thousands_of_nodes_take_few_estimates() -> None:
