@@ -12,7 +12,8 @@ def job_assumptions(request: RankRequest | ImageRankRequest) -> list[str]:
     a = request.assumptions
     t, s, u, g = a.throughput, a.spot, a.setup, a.goodput
     return [
-        f"memory safety margin {a.memory_margin:.0%}: need x {1 + a.memory_margin:g} must fit",
+        f"memory safety margin {a.memory_margin:.0%}: need x {1 + a.memory_margin:g} must fit"
+        " (a plan whose need fits only without it is ranked last, marked TIGHT)",
         "training FLOPs per token: 6 x block-linear parameters (4 x for a frozen LoRA base, + 6 x"
         " adapters), 6 x V x h for the LM head (4 x frozen), attention 12 x layers x width x"
         " sequence, halved for causal masks under fused kernels; full checkpointing reruns the"
