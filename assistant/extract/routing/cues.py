@@ -23,7 +23,8 @@ __all__ = ["Cues", "read_cues"]
 
 _CATEGORIES = ("why", "against", "not", "compare", "alternative", "between", "pair", "fit", "own",
                "can", "rent", "serve", "train", "greet", "ask_time", "ask_cost", "how_much",
-               "cost_word", "how_long", "time_word", "follow", "absent")  # fmt: skip
+               "cost_word", "how_long", "time_word", "follow", "absent", "ask_total",
+               "billing")  # fmt: skip
 _WHY_REACH = 40  # characters after "why" where a negation makes it "why not"
 _OPENING = " \t\n¿¡\"'(-."  # stripped before the opening words of a follow-up
 _WORD = re.compile(r"[^\W\d_]+|\d+")
@@ -63,6 +64,7 @@ class Cues:
     greeting: bool
     asks_time: bool
     asks_cost: bool
+    billing_words: bool  # how a cloud bills (per second, per hour): about renting GPUs
     question: bool
     words: int
     has_job: bool  # the conversation already describes a job (a model is known)
@@ -153,7 +155,10 @@ def read_cues(
         train_words=has("train"),
         greeting=has("greet"),
         asks_time=has("ask_time") or _asks_near(folded, found["how_long"], found["time_word"]),
-        asks_cost=has("ask_cost") or _asks_near(folded, found["how_much"], found["cost_word"]),
+        asks_cost=has("ask_cost")
+        or _asks_near(folded, found["how_much"], found["cost_word"])
+        or ("?" in text and has("ask_total") and not re.search(r"\d", folded)),
+        billing_words=has("billing"),
         question="?" in text or bool(re.search(r"\b(mi|mı|mu|mü)\b", folded)),
         words=len(_WORD.findall(folded)),
         has_job=state.model is not None,

@@ -181,6 +181,8 @@ def _weights(c: Cues) -> list[tuple[Intent, float, str]]:
         weights.append(("guidance", TIPS, "asks about the conversation's job"))
     elif c.question and (c.asks_time or c.asks_cost) and not (c.sets_job or c.gpu_families):
         weights.append(("guidance", TIPS, "asks what something costs or takes, names no job"))
+    if c.billing_words and c.question and not (c.sets_job or c.fit_words or c.why_not):
+        weights.append(("guidance", TIPS, "asks how a cloud bills its GPUs"))
     return weights
 
 
@@ -216,7 +218,8 @@ def _about_nothing_covered(c: Cues) -> bool:
     nothing of a job (no field, GPU, provider, training or serving word, no question about
     a concept) leans out of scope: "who wins the league?", "what's the weather tomorrow?"."""
     named = c.gpu_families or c.providers or c.train_words or c.serve_words or c.sets_job
-    return not (c.greeting or named) and c.kind == "other"
+    about_job = c.has_job and (c.asks_cost or c.asks_time)  # "ballpark total for that?"
+    return not (c.greeting or named or c.billing_words or about_job) and c.kind == "other"
 
 
 def _compares(c: Cues) -> bool:
