@@ -131,7 +131,8 @@ def _is_name(word: str) -> bool:
 
 def _vote(words: list[str]) -> tuple[Language | None, int]:
     """The one language whose own lexicon words the message uses most, and how many (None: none
-    or a tie)."""
+    or a tie; a tie of English with one other language goes to the other: English words are
+    every language's jargon)."""
     from assistant.extract.lexicon import language_words
     from assistant.extract.text import fold
 
@@ -139,6 +140,8 @@ def _vote(words: list[str]) -> tuple[Language | None, int]:
     hits = {lang: sum(fold(w) in own[lang] for w in words) for lang in LANGUAGES}
     best = max(hits.values())
     winners = [lang for lang, n in hits.items() if n == best]
+    if len(winners) == 2 and JARGON_LANGUAGE in winners:  # "ctx" and "saatlik": Turkish
+        winners.remove(JARGON_LANGUAGE)
     return (winners[0], best) if best > 0 and len(winners) == 1 else (None, 0)
 
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from tools.architectures.multimodal import list_diffusion, list_vlms
 from tools.architectures.registry import list_models, model_names, normalize_name
 from tools.gpus import find_gpu, gpu_ids, list_gpus, lookup_gpu
 from tools.gpus import normalize_name as gpu_key
@@ -280,8 +281,11 @@ def _families_of() -> dict[str, list[str]]:
 def name_words() -> frozenset[str]:
     """Words of model and GPU names ("llama", "qwen", "coder", "rtx"): no language's words."""
     words: set[str] = set()
-    for arch in list_models():
-        words |= set(re.findall(r"[a-z]+", (arch.name + " " + arch.id).lower()))
+    names = [(m.name, m.id) for m in list_models()]
+    names += [(m.name, m.id) for m in list_diffusion()]  # "flux schnell" is a name
+    names += [(m.name, m.id) for m in list_vlms()]
+    for name, model_id in names:
+        words |= set(re.findall(r"[a-z]+", (name + " " + model_id).lower()))
     for spec in list_gpus():
         for name in (spec.id, spec.name, *spec.aliases):
             words |= set(re.findall(r"[a-z]+", name.lower()))

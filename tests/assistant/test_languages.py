@@ -116,3 +116,20 @@ def test_a_person_writing_a_language_not_answered_in_keeps_the_answers_language(
     assert choose_language(sure, None, "en", writes) == "de"
     assert writer_language(sure, writes) == "de"
     assert writer_language("ok", None) is None  # too short to tell
+
+
+@pytest.mark.parametrize(
+    ("message", "lang"),
+    [
+        ("gemma 9b qlora, 4k ctx, 3 gunde bitsin, saatlik 2 dolar", "tr"),
+        ("llama 8b lora, ctx 8k, stündlich 2 euro", "de"),
+        ("mistral 7b lora ctx 2k, maximaal per uur 1 euro", "nl"),
+        ("qwen 7b, ctx 4k, tarifa por hora 2 euros", "es"),
+    ],
+)
+def test_english_jargon_does_not_outvote_the_language_of_a_first_message(
+    message: str, lang: str
+) -> None:
+    """'ctx' is English jargon in every language: a tie of one English word with one word of
+    another language goes to the other."""
+    assert choose_language(message, None, None) == lang
