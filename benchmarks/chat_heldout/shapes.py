@@ -102,7 +102,7 @@ def _why_not(result: Any, turn: Mapping[str, Any]) -> bool:
     if len(_ok(result, "rank_instances")) < 2:  # the job's ranking, then the target's
         return False
     target = turn.get("target")
-    return target is None or target.casefold() in result.answer.casefold()
+    return target is None or str(target).casefold() in result.answer.casefold()
 
 
 def _changes(result: Any, turn: Mapping[str, Any]) -> bool:
