@@ -40,12 +40,13 @@ from benchmarks.published_runs.cases import (
     write_configs,
 )
 from tools.job import JobSpec
+from tools.job.defaults import MEMORY_MARGIN
 from tools.memory import MemoryEstimate
 from tools.memory.bands.published_band import BAND_FILE, QUANTILE, UNVALIDATED_QUANTILE
 
 MEMORY_FILE = "gpu_memory_published.json"
 GIB = 2**30
-RANKING_MARGIN = 0.10  # tools/ranking: a plan fits when need x 1.1 <= the card's memory
+RANKING_MARGIN = MEMORY_MARGIN  # tools/ranking: a plan fits when need x 1.1 <= the card's memory
 SCORED_KINDS = ("measured_peak", "fit_outcome", "max_fit")
 Mode = Literal["stated", "defaults"]
 # What a case's own words say about mechanisms its flags cannot express: (field, value, pattern).

@@ -283,79 +283,50 @@ def test_a_technique_written_as_a_change_still_amends() -> None:
         assert routed.intent == "amend", routed.reasons
 
 
-HOW_CLOUDS_BILL = [
-    ("en", "are GPU clouds usually billed per minute or do they round up to the hour?"),
-    ("nl", "rekenen die aanbieders per seconde af of per uur?"),
-    ("fr", "les clouds facturent à la minute ou à l'heure entamée ?"),
-    ("tr", "bulut sağlayıcıları saniye başına mı ücret alıyor, saatlik mi?"),
-    ("de", "wird bei den GPU-Anbietern pro Minute abgerechnet oder stundenweise?"),
-    ("es", "¿los proveedores cobran por segundo o por hora?"),
-    pytest.param(
-        "es",
-        "¿cobran por segundo o por hora completa?",
-        marks=pytest.mark.xfail(strict=True, reason="a bare 'completa' reads as a full fine-tune"),
-    ),
-]
+_NEW = JobSpec()
+# How people ask, routed (issue 25): (lang, text, the conversation's job, previous intent, intent)
+AS_PEOPLE_ASK = [
+    # how a cloud bills: about renting a GPU, never out of scope
+    ("en", "are GPU clouds usually billed per minute or do they round up to the hour?", _NEW,
+     None, "guidance"),
+    ("nl", "rekenen die aanbieders per seconde af of per uur?", _NEW, None, "guidance"),
+    ("fr", "les clouds facturent à la minute ou à l'heure entamée ?", _NEW, None, "guidance"),
+    ("tr", "bulut sağlayıcıları saniye başına mı ücret alıyor, saatlik mi?", _NEW, None,
+     "guidance"),
+    ("de", "wird bei den GPU-Anbietern pro Minute abgerechnet oder stundenweise?", _NEW, None,
+     "guidance"),
+    ("es", "¿los proveedores cobran por segundo o por hora?", _NEW, None, "guidance"),
+    pytest.param("es", "¿cobran por segundo o por hora completa?", _NEW, None, "guidance",
+                 marks=pytest.mark.xfail(strict=True,
+                                         reason="a bare 'completa' reads as a full fine-tune")),
+    # the total of the conversation's job, asked with no figure; with a figure, a change
+    ("en", "roughly what's the overall damage for this?", JOB, "job", "guidance"),
+    ("nl", "en wat wordt het eindbedrag ongeveer?", JOB, "job", "guidance"),
+    ("fr", "ça ferait combien au total, grosso modo ?", JOB, "job", "guidance"),
+    ("tr", "toplamda ne kadar öderim?", JOB, "job", "guidance"),
+    ("de", "und wie hoch wird die Rechnung ungefähr?", JOB, "job", "guidance"),
+    ("es", "¿y en total de cuánto estamos hablando?", JOB, "job", "guidance"),
+    ("en", "make the total budget 400 dollars", JOB, "job", "amend"),
+    # colloquial fit verbs with hardware
+    ("en", "would a single L40S cope?", JOB, "job", "fit_check"),
+    ("nl", "trekt een RTX 4090 dat nog?", JOB, "job", "fit_check"),
+    ("fr", "et ça passe sur deux RTX 3090 ?", JOB, "job", "fit_check"),
+    ("de", "packt eine L4 das?", JOB, "job", "fit_check"),
+    # what the advisor does
+    ("en", "so what do you do exactly?", _NEW, None, "small_talk"),
+    ("nl", "wat doe jij eigenlijk precies?", _NEW, None, "small_talk"),
+    ("fr", "que fais-tu au juste ?", _NEW, None, "small_talk"),
+    ("tr", "sen tam olarak ne yapıyorsun?", _NEW, None, "small_talk"),
+    ("de", "was machst du eigentlich genau?", _NEW, None, "small_talk"),
+    ("es", "¿y tú qué haces exactamente?", _NEW, None, "small_talk"),
+]  # fmt: skip
 
 
-@pytest.mark.parametrize(("lang", "text"), HOW_CLOUDS_BILL)
-def test_how_a_cloud_bills_is_a_question_about_renting(lang: str, text: str) -> None:
-    """A billing question names no GPU or job, yet it is about renting one: never out of
-    scope, and (with nothing else in it) guidance."""
-    routed = route_intent(text, lang, JobSpec(), extract_slots(text, lang), None)
-    assert routed.intent == "guidance", routed.reasons
-
-
-TOTAL_OF_THE_JOB = [
-    ("en", "roughly what's the overall damage for this?"),
-    ("nl", "en wat wordt het eindbedrag ongeveer?"),
-    ("fr", "ça ferait combien au total, grosso modo ?"),
-    ("tr", "toplamda ne kadar öderim?"),
-    ("de", "und wie hoch wird die Rechnung ungefähr?"),
-    ("es", "¿y en total de cuánto estamos hablando?"),
-]
-
-
-@pytest.mark.parametrize(("lang", "text"), TOTAL_OF_THE_JOB)
-def test_a_total_asked_about_the_conversations_job_is_a_question_about_it(
-    lang: str, text: str
+@pytest.mark.parametrize(("lang", "text", "state", "previous", "intent"), AS_PEOPLE_ASK)
+def test_messages_are_routed_as_people_ask(
+    lang: str, text: str, state: JobSpec, previous: str | None, intent: str
 ) -> None:
-    routed = route_intent(text, lang, JOB, extract_slots(text, lang), "job")
-    assert routed.intent == "guidance", routed.reasons
-    assert routed.cues.asks_cost
-
-
-def test_a_total_with_a_figure_is_still_a_change() -> None:
-    text = "make the total budget 400 dollars"
-    routed = route_intent(text, "en", JOB, extract_slots(text, "en"), "job")
-    assert routed.intent == "amend", routed.reasons
-
-
-COLLOQUIAL_FIT = [
-    ("en", "would a single L40S cope?"),
-    ("nl", "trekt een RTX 4090 dat nog?"),
-    ("fr", "et ça passe sur deux RTX 3090 ?"),
-    ("de", "packt eine L4 das?"),
-]
-
-
-@pytest.mark.parametrize(("lang", "text"), COLLOQUIAL_FIT)
-def test_a_colloquial_fit_question_with_hardware_is_a_fit_check(lang: str, text: str) -> None:
-    routed = route_intent(text, lang, JOB, extract_slots(text, lang), "job")
-    assert routed.intent == "fit_check", routed.reasons
-
-
-ABOUT_THE_ADVISOR = [
-    ("en", "so what do you do exactly?"),
-    ("nl", "wat doe jij eigenlijk precies?"),
-    ("fr", "que fais-tu au juste ?"),
-    ("tr", "sen tam olarak ne yapıyorsun?"),
-    ("de", "was machst du eigentlich genau?"),
-    ("es", "¿y tú qué haces exactamente?"),
-]
-
-
-@pytest.mark.parametrize(("lang", "text"), ABOUT_THE_ADVISOR)
-def test_asking_what_the_advisor_does_is_small_talk(lang: str, text: str) -> None:
-    routed = route_intent(text, lang, JobSpec(), extract_slots(text, lang), None)
-    assert routed.intent == "small_talk", routed.reasons
+    routed = route_intent(text, lang, state, extract_slots(text, lang), previous)
+    assert routed.intent == intent, routed.reasons
+    if intent == "guidance" and state.model is not None:
+        assert routed.cues.asks_cost, "a total asked about the job is a cost question"
